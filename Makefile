@@ -1,0 +1,38 @@
+# Two commands matter: `make demo` and `make test`. Both create or reuse .venv and install what they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test model lint bench labels clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## demo: train, deduplicate and evaluate on the bundled data
+demo: $(STAMP)
+	$(BIN)/jobdedup demo --out out/demo
+
+## test: run the test suite
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+## model: retrain the bundled default model reproducibly from the bundled data
+model: $(STAMP)
+	$(BIN)/jobdedup train --ads data/train_ads.parquet --labels data/train_labels.parquet \
+		--model models/default/model.json --seed 1 --force
+
+## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)
+labels: $(STAMP)
+	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out data
+
+## lint: ruff (installed on demand)
+lint: $(STAMP)
+	$(BIN)/python -m pip install --quiet ruff
+	$(BIN)/python -m ruff check pipeline features models data tests
+
+clean:
+	rm -rf out .pytest_cache

@@ -1,0 +1,213 @@
+"""Stage 4: features of candidate pairs, vectorised over pairs.
+
+Text overlap comes from shingle sets (exact Jaccard and containment, on the full text and on the
+*core* text with corpus boilerplate removed) and MinHash signatures; field similarity from
+rapidfuzz's batch scorers on normalised fields. Every feature is symmetric in the pair, and a
+feature that cannot be computed (a field missing on either side) is NaN, never 0.
+
+Example:
+    >>> FEATURES[:3]
+    ['minhash_core', 'jaccard_full', 'containment_full_max']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from rapidfuzz import fuzz
+from rapidfuzz.process import cpdist
+
+from features.shingle_sets import ShingleSets, intersection_sizes
+
+FEATURES: list[str] = [
+    "minhash_core",
+    "jaccard_full",
+    "containment_full_max",
+    "containment_full_min",
+    "jaccard_core",
+    "containment_core_max",
+    "containment_core_min",
+    "numbers_jaccard",
+    "numbers_only_one_side",
+    "words_ratio",
+    "log_words_min",
+    "log_words_max",
+    "core_share_min",
+    "core_share_max",
+    "title_ratio",
+    "title_token_set",
+    "title_equal",
+    "company_token_set",
+    "company_equal",
+    "occupation_token_set",
+    "location_token_set",
+    "city_equal",
+    "email_match",
+    "phone_match",
+    "domain_match",
+    "date_gap_days",
+    "same_source",
+]
+
+
+@dataclass(frozen=True)
+class PairInputs:
+    """Everything pair features need about a set of ads (row i = ad i).
+
+    Attributes:
+        fields: normalised fields (see `features.fields.normalize_fields`).
+        full: shingle sets of the whole cleaned description.
+        core: shingle sets after corpus boilerplate removal.
+        numbers: sets of number-bearing words (salaries, reference numbers, postcodes).
+        signatures: MinHash signatures of the core text, (n_ads, num_perm).
+        words: word count of the whole description per ad.
+        core_words: word count of the core text per ad.
+    """
+
+    fields: pd.DataFrame
+    full: ShingleSets
+    core: ShingleSets
+    numbers: ShingleSets
+    signatures: np.ndarray
+    words: np.ndarray
+    core_words: np.ndarray
+
+
+def _overlap(sets: ShingleSets, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Jaccard, max and min containment of each pair; NaN where either side is empty."""
+    inter = intersection_sizes(sets, left, right).astype(float)
+    size_l = sets.sizes[left].astype(float)
+    size_r = sets.sizes[right].astype(float)
+    union = size_l + size_r - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        jaccard = inter / union
+        cont_l = inter / size_l
+        cont_r = inter / size_r
+    either_empty = (size_l == 0) | (size_r == 0)
+    jaccard[either_empty] = np.nan
+    cont_max = np.where(either_empty, np.nan, np.fmax(cont_l, cont_r))
+    cont_min = np.where(either_empty, np.nan, np.fmin(cont_l, cont_r))
+    return jaccard, cont_max, cont_min
+
+
+def _string_similarity(values: pd.Series, left: np.ndarray, right: np.ndarray, scorer) -> np.ndarray:
+    """rapidfuzz score in 0..1 for each pair; NaN where either string is missing."""
+    present = values.notna().to_numpy()
+    strings = values.fillna("").astype(str).to_numpy(dtype=object)
+    both = present[left] & present[right]
+    out = np.full(len(left), np.nan)
+    if both.any():
+        scores = cpdist(strings[left[both]], strings[right[both]], scorer=scorer, workers=1)
+        out[both] = np.asarray(scores, dtype=float) / 100.0
+    return out
+
+
+def _equal(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """1.0 where both values are present and equal, 0.0 where both present and different, else NaN."""
+    present = values.notna().to_numpy()
+    codes = pd.factorize(values)[0]
+    out = np.where(codes[left] == codes[right], 1.0, 0.0)
+    out[~(present[left] & present[right])] = np.nan
+    return out
+
+
+def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """For tuple-valued fields (e-mails, phones, domains): 1 if any item is shared, 0 if none, NaN if a side has none."""
+    exploded = values.reset_index(drop=True).explode().dropna()
+    has_items = np.zeros(len(values), dtype=bool)
+    has_items[exploded.index.to_numpy(dtype=np.int64)] = True
+    out = np.full(len(left), np.nan)
+    both = has_items[left] & has_items[right]
+    out[both] = 0.0
+    if both.any() and len(exploded):
+        item_codes = pd.factorize(exploded.astype(str))[0]
+        doc_item = pd.DataFrame({"doc": exploded.index.to_numpy(dtype=np.int64), "item": item_codes})
+        pair_rows = pd.DataFrame({"pair": np.flatnonzero(both), "doc": left[both]})
+        left_items = pair_rows.merge(doc_item, on="doc")[["pair", "item"]]
+        pair_rows["doc"] = right[both]
+        right_items = pair_rows.merge(doc_item, on="doc")[["pair", "item"]]
+        shared = left_items.merge(right_items, on=["pair", "item"])["pair"].unique()
+        out[shared] = 1.0
+    return out
+
+
+def build_pair_features(inputs: PairInputs, left: np.ndarray, right: np.ndarray) -> pd.DataFrame:
+    """The `FEATURES` columns for pairs (left[p], right[p]) of ads in `inputs`.
+
+    Example:
+        >>> # features = build_pair_features(inputs, np.array([0]), np.array([1]))
+    """
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    fields = inputs.fields
+    out: dict[str, np.ndarray] = {}
+    sig_l, sig_r = inputs.signatures[left], inputs.signatures[right]
+    minhash = (sig_l == sig_r).mean(axis=1) if len(left) else np.zeros(0)
+    core_empty = (inputs.core.sizes[left] == 0) | (inputs.core.sizes[right] == 0)
+    out["minhash_core"] = np.where(core_empty, np.nan, minhash)
+    out["jaccard_full"], out["containment_full_max"], out["containment_full_min"] = _overlap(
+        inputs.full, left, right
+    )
+    out["jaccard_core"], out["containment_core_max"], out["containment_core_min"] = _overlap(
+        inputs.core, left, right
+    )
+    numbers_jaccard, _, _ = _overlap(inputs.numbers, left, right)
+    out["numbers_jaccard"] = numbers_jaccard
+    has_l, has_r = inputs.numbers.sizes[left] > 0, inputs.numbers.sizes[right] > 0
+    out["numbers_only_one_side"] = (has_l != has_r).astype(float)
+    words_l, words_r = inputs.words[left].astype(float), inputs.words[right].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["words_ratio"] = np.fmin(words_l, words_r) / np.fmax(words_l, words_r)
+        share_l = inputs.core_words[left] / words_l
+        share_r = inputs.core_words[right] / words_r
+    out["log_words_min"] = np.log1p(np.fmin(words_l, words_r))
+    out["log_words_max"] = np.log1p(np.fmax(words_l, words_r))
+    out["core_share_min"] = np.fmin(share_l, share_r)
+    out["core_share_max"] = np.fmax(share_l, share_r)
+    out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio)
+    out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio)
+    out["title_equal"] = _equal(fields["title_tokens"], left, right)
+    out["company_token_set"] = _string_similarity(fields["company"], left, right, fuzz.token_set_ratio)
+    out["company_equal"] = _equal(fields["company"], left, right)
+    out["occupation_token_set"] = _string_similarity(fields["occupation"], left, right, fuzz.token_set_ratio)
+    out["location_token_set"] = _string_similarity(fields["location"], left, right, fuzz.token_set_ratio)
+    out["city_equal"] = _equal(fields["city"], left, right)
+    out["email_match"] = _shared_item(fields["emails"], left, right)
+    out["phone_match"] = _shared_item(fields["phones"], left, right)
+    out["domain_match"] = _shared_item(fields["domains"], left, right)
+    posted = fields["posted_at"].to_numpy(dtype="datetime64[ns]")
+    gap = np.abs((posted[left] - posted[right]).astype("timedelta64[h]").astype(float)) / 24.0
+    gap[np.isnat(posted[left]) | np.isnat(posted[right])] = np.nan
+    out["date_gap_days"] = gap
+    out["same_source"] = _equal(fields["source"], left, right)
+    return pd.DataFrame({name: out[name] for name in FEATURES})
+
+# +1: a higher value can only make a duplicate more likely (keeps the model sane on data unlike
+# its training data); 0: no constraint.
+INCREASING_FEATURES = {
+    "minhash_core",
+    "jaccard_full",
+    "containment_full_max",
+    "containment_full_min",
+    "jaccard_core",
+    "containment_core_max",
+    "containment_core_min",
+    "numbers_jaccard",
+    "title_ratio",
+    "title_token_set",
+    "title_equal",
+    "company_token_set",
+    "company_equal",
+    "location_token_set",
+    "city_equal",
+    "email_match",
+    "phone_match",
+    "domain_match",
+}
+
+
+def monotone_constraints(feature_names: list[str]) -> list[int]:
+    """LightGBM `monotone_constraints` for these features, in order."""
+    return [1 if name in INCREASING_FEATURES else 0 for name in feature_names]

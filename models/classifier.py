@@ -1,0 +1,140 @@
+"""Stage 5: a LightGBM classifier of candidate pairs, with a threshold for a target precision.
+
+The scikit-learn contract: `__init__` stores parameters, `fit` returns self, learned state ends
+in `_`. Validation pairs are split off *by vacancy group* so that the threshold is chosen on
+vacancies the trees never saw.
+
+Example:
+    >>> clf = PairClassifier(n_estimators=10)
+    >>> clf.target_precision
+    0.98
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import GroupShuffleSplit
+
+from models.thresholds import threshold_for_precision
+
+
+class PairClassifier:
+    """Gradient-boosted trees over pair features; NaN means "unknown" and is handled natively."""
+
+    def __init__(
+        self,
+        n_estimators: int = 300,
+        learning_rate: float = 0.05,
+        num_leaves: int = 31,
+        target_precision: float = 0.98,
+        validation_fraction: float = 0.25,
+        monotone: list[int] | None = None,
+        seed: int = 1,
+        jobs: int = 2,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.target_precision = target_precision
+        self.validation_fraction = validation_fraction
+        self.monotone = monotone
+        self.seed = seed
+        self.jobs = jobs
+
+    def _params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "objective": "binary",
+            "learning_rate": self.learning_rate,
+            "num_leaves": self.num_leaves,
+            "min_data_in_leaf": 20,
+            "feature_fraction": 0.9,
+            "bagging_fraction": 0.9,
+            "bagging_freq": 1,
+            "lambda_l2": 1.0,
+            "seed": self.seed,
+            "deterministic": True,
+            "force_row_wise": True,
+            "num_threads": self.jobs,
+            "verbose": -1,
+        }
+        if self.monotone is not None:
+            params["monotone_constraints"] = self.monotone
+            params["monotone_constraints_method"] = "advanced"
+        return params
+
+    def fit(self, features: pd.DataFrame, labels: np.ndarray, groups: np.ndarray) -> PairClassifier:
+        """Train on pair features; `groups` keeps each vacancy wholly in train or validation."""
+        labels = np.asarray(labels, dtype=int)
+        if len(np.unique(labels)) < 2:
+            raise ValueError("training needs both duplicate and non-duplicate pairs among the candidates")
+        self.feature_names_ = list(features.columns)
+        splitter = GroupShuffleSplit(n_splits=1, test_size=self.validation_fraction, random_state=self.seed)
+        train_idx, valid_idx = next(splitter.split(features, labels, groups))
+        if len(np.unique(labels[valid_idx])) < 2 or len(np.unique(labels[train_idx])) < 2:
+            train_idx = valid_idx = np.arange(len(labels))
+        train_set = lgb.Dataset(features.iloc[train_idx], labels[train_idx], free_raw_data=True)
+        valid_set = lgb.Dataset(features.iloc[valid_idx], labels[valid_idx], reference=train_set)
+        self.booster_ = lgb.train(
+            self._params(),
+            train_set,
+            num_boost_round=self.n_estimators,
+            valid_sets=[valid_set],
+            callbacks=[lgb.early_stopping(40, verbose=False)],
+        )
+        valid_scores = self.booster_.predict(features.iloc[valid_idx], num_iteration=self.booster_.best_iteration)
+        self.threshold_ = threshold_for_precision(valid_scores, labels[valid_idx], self.target_precision)
+        self.validation_ = {"pairs": int(len(valid_idx)), "positives": int(labels[valid_idx].sum())}
+        return self
+
+    def predict_proba(self, features: pd.DataFrame) -> np.ndarray:
+        """(n, 2) array: probability of "different" and of "duplicate" for each pair."""
+        if len(features) == 0:
+            return np.zeros((0, 2))
+        positive = self.booster_.predict(features[self.feature_names_], num_iteration=self.booster_.best_iteration)
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict(self, features: pd.DataFrame) -> np.ndarray:
+        """1 where the duplicate probability reaches the chosen threshold."""
+        return (self.predict_proba(features)[:, 1] >= self.threshold_).astype(int)
+
+    def contributions(self, features: pd.DataFrame) -> pd.DataFrame:
+        """Per-feature contributions to the raw score (LightGBM `pred_contrib`), plus `bias`."""
+        raw = self.booster_.predict(
+            features[self.feature_names_], num_iteration=self.booster_.best_iteration, pred_contrib=True
+        )
+        return pd.DataFrame(raw, columns=[*self.feature_names_, "bias"], index=features.index)
+
+    def feature_importance(self) -> pd.Series:
+        """Total gain per feature, largest first."""
+        gains = self.booster_.feature_importance(importance_type="gain")
+        return pd.Series(gains, index=self.feature_names_).sort_values(ascending=False)
+
+    def to_text(self) -> str:
+        """LightGBM's own text model (no pickle)."""
+        return self.booster_.model_to_string(num_iteration=self.booster_.best_iteration)
+
+    @classmethod
+    def from_text(cls, booster_text: str, threshold: float, params: dict[str, Any]) -> PairClassifier:
+        """Rebuild a fitted classifier from `to_text()` output and its saved parameters."""
+        clf = cls(**params)
+        clf.booster_ = lgb.Booster(model_str=booster_text)
+        clf.feature_names_ = list(clf.booster_.feature_name())
+        clf.threshold_ = float(threshold)
+        return clf
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters (scikit-learn style)."""
+        return {
+            "n_estimators": self.n_estimators,
+            "learning_rate": self.learning_rate,
+            "num_leaves": self.num_leaves,
+            "target_precision": self.target_precision,
+            "validation_fraction": self.validation_fraction,
+            "monotone": self.monotone,
+            "seed": self.seed,
+            "jobs": self.jobs,
+        }

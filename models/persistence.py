@@ -1,0 +1,86 @@
+"""Model files without pickle: one JSON document holding a manifest and LightGBM's text model.
+
+Loading never executes anything from the file: it is parsed as JSON, its format version and
+SHA-256 checksum are checked, and the booster is rebuilt from LightGBM's own text format.
+
+Layout::
+
+    {"format": "jobdedup-model", "format_version": 1, "checksum": "<sha256>",
+     "manifest": {...config, features, versions, training fingerprint...},
+     "booster": "<LightGBM model text>"}
+
+Example:
+    >>> # save_model_file("model.json", {"features": ["a"]}, booster_text)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FORMAT_NAME = "jobdedup-model"
+FORMAT_VERSION = 1
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be trusted or used; the message says which and why."""
+
+
+def _checksum(manifest: dict[str, Any], booster: str) -> str:
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode() + b"\x00" + booster.encode()).hexdigest()
+
+
+def save_model_file(path: str | Path, manifest: dict[str, Any], booster: str, overwrite: bool = True) -> None:
+    """Write the model atomically (temp file + rename); refuse to overwrite unless allowed."""
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise ModelFileError(f"{path}: exists; pass overwrite=True (CLI: --force) to replace it")
+    document = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "checksum": _checksum(manifest, booster),
+        "manifest": manifest,
+        "booster": booster,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(document, stream, sort_keys=True)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def load_model_file(path: str | Path) -> tuple[dict[str, Any], str]:
+    """Read and verify a model file; returns (manifest, booster text) or raises ModelFileError."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: model file not found; train one with `jobdedup train` or leave --model out")
+    raw = path.read_bytes()
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ModelFileError(
+            f"{path}: not a jobdedup model (not JSON; pickle/joblib files are refused and never loaded)"
+        ) from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
+        raise ModelFileError(f"{path}: not a jobdedup model file (missing format marker '{FORMAT_NAME}')")
+    version = document.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: model format version {version!r}, this jobdedup reads version {FORMAT_VERSION}; "
+            "retrain the model with this version"
+        )
+    manifest, booster = document.get("manifest"), document.get("booster")
+    if not isinstance(manifest, dict) or not isinstance(booster, str):
+        raise ModelFileError(f"{path}: model file is truncated or malformed (manifest or booster missing)")
+    if document.get("checksum") != _checksum(manifest, booster):
+        raise ModelFileError(f"{path}: checksum mismatch, the model file was modified or damaged; retrain it")
+    return manifest, booster

@@ -1,0 +1,177 @@
+"""Stage 3: candidate pairs from LSH bands and field blocking, by sorting keys (no all-pairs loop).
+
+Every (ad, key) row is sorted by key; ads with an equal key form a bucket and each bucket yields
+its pairs. A bucket larger than `max_bucket_size` (an empty or boilerplate-only text, a huge
+employer) is *capped*: each member is paired with the bucket's first member only (a star, so
+identical re-scrapes still meet) and the bucket is counted in the report.
+
+Example:
+    >>> pairs, report = pairs_from_keys(np.array([0, 1, 2, 3]), np.array([5, 5, 5, 8]), 10)
+    >>> pairs.tolist()
+    [[0, 1], [0, 2], [1, 2]]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pipeline.sketch import EMPTY_SIGNATURE_VALUE
+
+_BAND_MULTIPLIERS = np.array(
+    [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xD6E8FEB86659FD93, 0xA0761D6478BD642F]
+    * 8,
+    dtype=np.uint64,
+)
+
+
+@dataclass
+class CandidateReport:
+    """What candidate generation did, for the user and the evaluation."""
+
+    lsh_pairs: int = 0
+    field_pairs: int = 0
+    total_pairs: int = 0
+    capped_buckets: int = 0
+    ads_in_capped_buckets: int = 0
+    largest_bucket: int = 0
+    by_key: dict[str, int] = field(default_factory=dict)
+
+
+def pairs_from_keys(docs: np.ndarray, keys: np.ndarray, max_bucket_size: int) -> tuple[np.ndarray, dict]:
+    """All pairs (i < j) of docs sharing a key; buckets over the cap become stars.
+
+    Returns the (m, 2) int64 pair array (unsorted, may repeat across keys) and a small report.
+    """
+    report = {"capped_buckets": 0, "ads_in_capped_buckets": 0, "largest_bucket": 0}
+    if len(docs) < 2:
+        return np.zeros((0, 2), dtype=np.int64), report
+    order = np.lexsort((docs, keys))
+    docs_sorted = np.asarray(docs, dtype=np.int64)[order]
+    keys_sorted = np.asarray(keys)[order]
+    boundaries = np.flatnonzero(keys_sorted[1:] != keys_sorted[:-1]) + 1
+    starts = np.concatenate([[0], boundaries])
+    sizes = np.diff(np.concatenate([starts, [len(docs_sorted)]]))
+    report["largest_bucket"] = int(sizes.max())
+    chunks: list[np.ndarray] = []
+    for size in np.unique(sizes[(sizes >= 2) & (sizes <= max_bucket_size)]):
+        bucket_starts = starts[sizes == size]
+        left, right = np.triu_indices(int(size), k=1)
+        chunks.append(
+            np.stack(
+                [
+                    docs_sorted[(bucket_starts[:, None] + left[None, :]).ravel()],
+                    docs_sorted[(bucket_starts[:, None] + right[None, :]).ravel()],
+                ],
+                axis=1,
+            )
+        )
+    capped = sizes > max_bucket_size
+    if capped.any():
+        report["capped_buckets"] = int(capped.sum())
+        report["ads_in_capped_buckets"] = int(sizes[capped].sum())
+        cap_starts, cap_sizes = starts[capped], sizes[capped]
+        members = np.repeat(cap_starts, cap_sizes - 1) + _ranks(cap_sizes - 1) + 1
+        hubs = np.repeat(cap_starts, cap_sizes - 1)
+        chunks.append(np.stack([docs_sorted[hubs], docs_sorted[members]], axis=1))
+    if not chunks:
+        return np.zeros((0, 2), dtype=np.int64), report
+    pairs = np.concatenate(chunks)
+    return np.sort(pairs, axis=1), report
+
+
+def _ranks(lengths: np.ndarray) -> np.ndarray:
+    """0..n-1 for each n in lengths, concatenated."""
+    total = int(lengths.sum())
+    return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def band_keys(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """(n_docs, bands) uint64 keys: each band's rows hashed together with the band number."""
+    n_docs = signatures.shape[0]
+    banded = signatures[:, : bands * rows].reshape(n_docs, bands, rows)
+    keys = np.zeros((n_docs, bands), dtype=np.uint64)
+    for r in range(rows):
+        keys += banded[:, :, r] * _BAND_MULTIPLIERS[r]
+    keys ^= np.arange(bands, dtype=np.uint64)[None, :] * np.uint64(0x2545F4914F6CDD1D)
+    return keys
+
+
+def lsh_candidates(signatures: np.ndarray, bands: int, rows: int, max_bucket_size: int) -> tuple[np.ndarray, dict]:
+    """Pairs of docs agreeing on at least one LSH band; docs without shingles are skipped."""
+    usable = np.flatnonzero(signatures[:, 0] != EMPTY_SIGNATURE_VALUE)
+    keys = band_keys(signatures[usable], bands, rows)
+    docs = np.repeat(usable, bands)
+    return pairs_from_keys(docs, keys.ravel(), max_bucket_size)
+
+
+def field_block_keys(fields: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Blocking keys per kind: doc indices and integer keys of ads sharing a field value.
+
+    `fields` has one row per ad (positional) with the normalised columns `company`, `title`,
+    `title_tokens`, `city`, `emails`, `phones` (see `features.fields.normalize_fields`).
+    """
+    kinds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    combos = {
+        "company+title": ("company", "title_tokens"),
+        "company+city": ("company", "city"),
+        "title+city": ("title_tokens", "city"),
+    }
+    for name, (first, second) in combos.items():
+        present = fields[first].notna() & fields[second].notna()
+        docs = np.flatnonzero(present.to_numpy())
+        key = fields[first][present].astype(str) + "\x1f" + fields[second][present].astype(str)
+        kinds[name] = (docs, pd.factorize(key)[0].astype(np.int64))
+    for name in ("emails", "phones"):
+        exploded = fields[name].reset_index(drop=True).explode().dropna()
+        docs = exploded.index.to_numpy(dtype=np.int64)
+        kinds[name] = (docs, pd.factorize(exploded.astype(str))[0].astype(np.int64))
+    return kinds
+
+
+def generate_candidates(
+    signatures: np.ndarray, fields: pd.DataFrame, bands: int, rows: int, max_bucket_size: int
+) -> tuple[pd.DataFrame, CandidateReport]:
+    """Union of LSH and field-blocking pairs: DataFrame `i`, `j` (i < j), `via_lsh`, `via_fields`."""
+    report = CandidateReport()
+    lsh, lsh_report = lsh_candidates(signatures, bands, rows, max_bucket_size)
+    report.capped_buckets += lsh_report["capped_buckets"]
+    report.ads_in_capped_buckets += lsh_report["ads_in_capped_buckets"]
+    report.largest_bucket = lsh_report["largest_bucket"]
+    field_chunks = [np.zeros((0, 2), dtype=np.int64)]
+    for name, (docs, keys) in field_block_keys(fields).items():
+        pairs, kind_report = pairs_from_keys(docs, keys, max_bucket_size)
+        field_chunks.append(pairs)
+        report.by_key[name] = len(np.unique(_pair_codes(pairs, len(fields))))
+        report.capped_buckets += kind_report["capped_buckets"]
+        report.ads_in_capped_buckets += kind_report["ads_in_capped_buckets"]
+    n = max(len(fields), 1)
+    lsh_codes = np.unique(_pair_codes(lsh, n))
+    field_codes = np.unique(_pair_codes(np.concatenate(field_chunks), n))
+    all_codes = np.union1d(lsh_codes, field_codes)
+    pairs = pd.DataFrame(
+        {
+            "i": all_codes // n,
+            "j": all_codes % n,
+            "via_lsh": np.isin(all_codes, lsh_codes, assume_unique=True),
+            "via_fields": np.isin(all_codes, field_codes, assume_unique=True),
+        }
+    )
+    report.lsh_pairs = len(lsh_codes)
+    report.field_pairs = len(field_codes)
+    report.total_pairs = len(all_codes)
+    report.by_key["lsh"] = len(lsh_codes)
+    return pairs, report
+
+
+def _pair_codes(pairs: np.ndarray, n: int) -> np.ndarray:
+    """One int64 per pair (i * n + j), self-pairs removed."""
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    return pairs[:, 0].astype(np.int64) * n + pairs[:, 1].astype(np.int64)
+
+
+def lsh_probability(jaccard: np.ndarray | float, bands: int, rows: int) -> np.ndarray:
+    """Probability that a pair with this Jaccard similarity shares at least one band (the S-curve)."""
+    return 1.0 - (1.0 - np.asarray(jaccard, dtype=float) ** rows) ** bands

@@ -1,0 +1,102 @@
+"""Stage 1, text side: HTML/Markdown to plain text, Unicode normalisation, blocks.
+
+A description becomes a list of *blocks* (paragraphs, list items, or sentences of very
+long lines). Blocks are the unit of corpus boilerplate detection (see `pipeline.boilerplate`).
+
+Example:
+    >>> clean_description("<p>Hello&nbsp;<b>World</b></p><script>x()</script>")
+    'hello world'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+import pandas as pd
+
+_SCRIPT_STYLE = re.compile(r"<(script|style|noscript|template)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_BLOCK_TAG = re.compile(
+    r"</?(p|div|br|li|ul|ol|h[1-6]|tr|td|th|table|section|article|header|footer|hr|dd|dt|blockquote)\b[^>]*>",
+    re.IGNORECASE,
+)
+_ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+_LOOKS_HTML = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(\s[^>]*)?/?>|&[a-zA-Z]{2,8};|&#\d+;")
+_MARKDOWN = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])|[*_`#>]{1,3}|\[([^\]]*)\]\([^)]*\)")
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufe0e\ufe0f]")
+_SPACES = re.compile(r"[^\S\n]+")
+_NEWLINES = re.compile(r"\s*\n\s*")
+_BULLETS = re.compile(r"^[\-\u2022\u25cf\u25aa\u2013\u2014·•*]+\s*", re.MULTILINE)
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
+LONG_LINE_CHARS = 300
+
+
+def _markdown_replacement(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        return match.group(1)
+    if match.group(2) is not None:
+        return match.group(2)
+    return " "
+
+
+def html_to_text(text: str) -> str:
+    """Turn HTML (or Markdown) into plain text with one line per block.
+
+    Scripts, styles and comments are dropped; block tags become line breaks; entities are decoded.
+
+    Example:
+        >>> html_to_text("<ul><li>a</li><li>b &amp; c</li></ul>")
+        'a\\nb & c'
+    """
+    if _LOOKS_HTML.search(text):
+        text = _SCRIPT_STYLE.sub(" ", text)
+        text = _COMMENT.sub(" ", text)
+        text = _BLOCK_TAG.sub("\n", text)
+        text = _ANY_TAG.sub(" ", text)
+        text = html.unescape(text)
+    text = _MARKDOWN.sub(_markdown_replacement, text)
+    return _NEWLINES.sub("\n", _SPACES.sub(" ", text)).strip()
+
+
+def normalize_unicode(text: str) -> str:
+    """NFKC, case-folded, invisible marks (zero-width, bidi controls) removed.
+
+    Example:
+        >>> normalize_unicode("Stra\u00dfe\u200b ＡＢＣ")
+        'strasse abc'
+    """
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold()
+
+
+def clean_description(text: str) -> str:
+    """Full text cleaning of one description: markup removed, Unicode normalised, bullets dropped."""
+    return _BULLETS.sub("", normalize_unicode(html_to_text(text)))
+
+
+def split_blocks(cleaned: str) -> list[str]:
+    """Split cleaned text into blocks: lines, and sentences of lines longer than 300 characters.
+
+    Example:
+        >>> split_blocks("one line\\ntwo")
+        ['one line', 'two']
+    """
+    blocks: list[str] = []
+    for line in cleaned.split("\n"):
+        if len(line) > LONG_LINE_CHARS:
+            blocks.extend(s for s in _SENTENCE_END.split(line) if s)
+        elif line:
+            blocks.append(line)
+    return blocks
+
+
+def clean_descriptions(descriptions: pd.Series) -> pd.Series:
+    """Clean a Series of descriptions; missing ones become empty strings.
+
+    Identical raw descriptions are cleaned once (re-scrapes are common).
+    """
+    raw = descriptions.fillna("").astype(str)
+    uniques = pd.unique(raw.to_numpy())
+    cleaned = {text: clean_description(text) for text in uniques}
+    return raw.map(cleaned).astype(object)

@@ -1,0 +1,73 @@
+"""The one configuration object every stage reads.
+
+Example:
+    >>> cfg = Config(shingle_size=5)
+    >>> cfg.num_perm == cfg.lsh_bands * cfg.lsh_rows
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Config:
+    """Parameters of the whole pipeline; stored in every saved model.
+
+    Attributes:
+        shingle_size: words per shingle.
+        lsh_bands: LSH bands; `num_perm` is `lsh_bands * lsh_rows` (no permutation goes unused).
+        lsh_rows: MinHash rows per band.
+        seed: seed of the MinHash permutations, the classifier and every sampling step.
+        max_description_chars: descriptions longer than this are cut (with a warning).
+        boilerplate_min_titles: a text block seen in ads with at least this many distinct titles
+            is corpus boilerplate (company blurb, equal-opportunity text, footer).
+        max_bucket_size: LSH buckets or field blocks with more ads than this are capped
+            (only neighbours in sorted order are paired) and reported.
+        target_precision: the decision threshold is the lowest score reaching this precision
+            on validation pairs.
+        validation_fraction: share of labelled vacancies kept aside to pick the threshold.
+        max_group_size_exact: components up to this size are re-clustered with every pair scored.
+        n_estimators: LightGBM boosting rounds.
+        learning_rate: LightGBM learning rate.
+        num_leaves: LightGBM leaves per tree.
+        jobs: worker threads for LightGBM and parallel stages.
+        show_progress: draw progress bars on stderr.
+    """
+
+    shingle_size: int = 5
+    lsh_bands: int = 42
+    lsh_rows: int = 3
+    seed: int = 1
+    max_description_chars: int = 100_000
+    boilerplate_min_titles: int = 3
+    max_bucket_size: int = 200
+    target_precision: float = 0.98
+    validation_fraction: float = 0.25
+    max_group_size_exact: int = 60
+    n_estimators: int = 300
+    learning_rate: float = 0.05
+    num_leaves: int = 31
+    jobs: int = 2
+    show_progress: bool = True
+
+    @property
+    def num_perm(self) -> int:
+        """Number of MinHash permutations (bands × rows)."""
+        return self.lsh_bands * self.lsh_rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON manifests."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Config:
+        """Build from a dict, ignoring keys this version does not know."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+    def replace(self, **changes: Any) -> Config:
+        """Copy with some fields changed."""
+        return Config.from_dict({**self.to_dict(), **changes})

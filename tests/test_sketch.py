@@ -1,0 +1,71 @@
+"""Sketching: shingles, datasketch-compatible MinHash, boilerplate."""
+
+from __future__ import annotations
+
+import numpy as np
+from datasketch import MinHash
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks
+from pipeline.sketch import minhash_signatures, shingle_sets, tokenize
+
+
+def _sets(texts, k=5):
+    tokens = tokenize(texts)
+    return shingle_sets(tokens.word_hash, tokens.doc_ptr, k)
+
+
+def test_shingle_counts_follow_word_counts():
+    sets = _sets(["one two three four five six", "one two", "", "a a a a a a a a"])
+    # 6 words -> 2 windows; 2 words -> one short shingle; empty -> none; repeated window -> one.
+    assert sets.sizes.tolist() == [2, 1, 0, 1]
+
+
+def test_shingles_do_not_cross_documents():
+    joined = _sets(["a b c d e f g h i j"])
+    split = _sets(["a b c d e", "f g h i j"])
+    assert len(joined.row(0)) == 6
+    assert split.sizes.tolist() == [1, 1]
+    # The windows inside each document also occur in the joined text; none spans the boundary.
+    assert set(split.row(0).tolist()) | set(split.row(1).tolist()) < set(joined.row(0).tolist())
+
+
+def test_signatures_match_datasketch_affine64():
+    sets = _sets(["the quick brown fox jumps over the lazy dog again and again", "x y"])
+    signatures = minhash_signatures(sets, 64, seed=7)
+    for doc in range(len(sets)):
+        reference = MinHash(num_perm=64, seed=7, hashfunc=lambda v: v, scheme="affine64")
+        for value in sets.row(doc):
+            reference.update(int(value))
+        assert np.array_equal(reference.hashvalues, signatures[doc])
+
+
+def test_minhash_estimate_tracks_exact_jaccard():
+    base = [f"w{i}" for i in range(400)]
+    other = base[:300] + [f"v{i}" for i in range(100)]
+    sets = _sets([" ".join(base), " ".join(other)])
+    a, b = set(sets.row(0)), set(sets.row(1))
+    exact = len(a & b) / len(a | b)
+    signatures = minhash_signatures(sets, 256, seed=1)
+    estimate = (signatures[0] == signatures[1]).mean()
+    assert abs(estimate - exact) < 0.1
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(min_size=0, max_size=300))
+def test_same_text_same_signature_and_self_similarity_one(text):
+    sets = _sets([text, text])
+    signatures = minhash_signatures(sets, 32, seed=1)
+    assert np.array_equal(signatures[0], signatures[1])
+
+
+def test_block_shared_by_many_titles_is_boilerplate_but_not_a_reposted_vacancy():
+    blurb = "acme is an equal opportunity employer and values diversity"
+    texts = [f"role {i} text here\n{blurb}" for i in range(3)] + ["repost body kept\nrepost body kept"]
+    tokens = tokenize(texts)
+    titles = np.array([0, 1, 2, 3])
+    boilerplate = find_boilerplate_blocks(tokens.block_hash, tokens.block_doc, titles, min_titles=3)
+    assert len(boilerplate) == 1
+    keep = core_word_mask(tokens, boilerplate)
+    assert keep.sum() == tokens.word_hash.size - 3 * len(blurb.split())
