@@ -1,0 +1,321 @@
+"""Tests of features.normalize: real-looking values in several languages, NA handling, properties."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from features.normalize import (
+    JOB_BOARD_DOMAINS,
+    extract_domains,
+    extract_emails,
+    extract_phones,
+    location_city,
+    normalize_company,
+    normalize_location,
+    normalize_occupation,
+    normalize_text_key,
+    normalize_title,
+)
+
+
+def run(func, values):  # type: ignore[no-untyped-def]
+    return func(pd.Series(values, dtype=object)).tolist()
+
+
+# ---------------------------------------------------------------------------------- text key
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("  Düsseldorf – Café  ", "dusseldorf cafe"),
+        ("Ｄiffer", "differ"),  # full-width letters (NFKC)
+        ("Straße", "strasse"),
+        ("Москва, Ёлки!", "москва елки"),
+        ("Αθήνα", "αθηνα"),
+        ("מנכ\"ל / סמנכ״ל", "מנכל סמנכל"),
+        ("\u200fתל\u200b אביב\u200e", "תל אביב"),  # RTL marks and zero-width space removed
+        ("東京 エンジニア", "東京 エンジニア"),
+        ("हिन्दी डेवलपर", "हिन्दी डेवलपर"),  # Devanagari vowel signs stay inside words
+        ("C++ / C# / .NET Developer", "cpp csharp dotnet developer"),
+        ("NestlÃ© Health Science", "nestle health science"),  # mojibake repaired
+        ("O'Fallon", "ofallon"),
+    ],
+)
+def test_text_key_examples(raw: str, expected: str) -> None:
+    assert run(normalize_text_key, [raw]) == [expected]
+
+
+def test_text_key_na_and_empty() -> None:
+    s = pd.Series(["Data Engineer", None, "", "  --- !!", float("nan")], index=[10, 11, 12, 13, 14])
+    out = normalize_text_key(s)
+    assert list(out.index) == [10, 11, 12, 13, 14]
+    assert out.iloc[0] == "data engineer"
+    assert out.iloc[1:].isna().all()
+    assert str(out.dtype) == "string"
+
+
+def test_accepts_pyarrow_string_series() -> None:
+    s = pd.Series(["ACME GmbH", None], dtype="string")
+    assert normalize_company(s).tolist() == ["acme", pd.NA]
+
+
+def test_rejects_non_series() -> None:
+    with pytest.raises(TypeError, match="pandas Series"):
+        normalize_title(["Data Engineer"])  # type: ignore[arg-type]
+
+
+def test_occupation() -> None:
+    assert run(normalize_occupation, ["IT & Telecoms Jobs", "Gesundheit / Soziales", None]) == [
+        "it telecoms jobs", "gesundheit soziales", pd.NA]
+
+
+# ---------------------------------------------------------------------------------- titles
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Senior Java Developer (m/w/d)", "senior java developer"),
+        ("IT-System-Administrator(m/d/w)", "it system administrator"),
+        ("Backend Developer:in (f/m/d)", "backend developer"),
+        ("Python Entwickler*in Inspektionssoftware (m/w/d)", "python entwickler inspektionssoftware"),
+        ("Softwareentwickler/in Java (w/m/d)", "softwareentwickler java"),
+        ("Staff Data Engineer (all genders)", "staff data engineer"),
+        ("Senior Full Stack Developer (gn*)", "senior full stack developer"),
+        ("Data Scientist d/f/m", "data scientist"),
+        ("Chef de projet data (H/F)", "chef de projet data"),
+        ("Chargé(e) de recrutement F/H", "charge de recrutement"),
+        ("Développeur·se Power BI", "developpeur power bi"),
+        ("Data Analist (m/v/x)", "data analist"),
+        ("Verkoopmedewerker (M/V)", "verkoopmedewerker"),
+        ("מנהל/ת פרויקטים Salesforce", "מנהל פרויקטים salesforce"),
+        ("דרוש/ה סטודנט/ית לאגף הון אנושי", "דרוש סטודנט לאגף הון אנושי"),
+        ("Программист C++ (удалённо)", "программист cpp удаленно"),
+        ("Python Developer | Remote", "python developer"),
+        ("Senior Python Engineer - Hybrid", "senior python engineer"),
+        ("MuleSoft Developer (Remote)", "mulesoft developer"),
+        ("Manager Observability Architect | Germany | Remote", "manager observability architect"),
+        ("Senior Java FullStack Developer (m/w/d) - Remote", "senior java fullstack developer"),
+        ("HR Business Partner - 13 month Contract - Hybrid", "hr business partner"),
+        ("QA Engineer with .NET and C# – R01536322", "qa engineer with dotnet and csharp"),
+        ("Sales Executive £30k - £35k per annum", "sales executive"),
+        ("Sr. Eng Mgr", "senior engineer manager"),
+        ("Jr Dev", "junior developer"),
+        ("Software Engineer III", "software engineer 3"),
+        ("Developer", "developer"),  # "dev" inside words is untouched
+        ("DevOps Engineer", "devops engineer"),
+        ("Remote", "remote"),  # a qualifier alone is kept rather than emptied
+    ],
+)
+def test_title_examples(raw: str, expected: str) -> None:
+    assert run(normalize_title, [raw]) == [expected]
+
+
+def test_title_keeps_seniority_and_shift() -> None:
+    senior, junior, nights = run(
+        normalize_title, ["Senior Data Engineer", "Junior Data Engineer", "Nurse (Nights)"])
+    assert senior != junior
+    assert nights == "nurse nights"
+
+
+def test_title_same_vacancy_across_sites() -> None:
+    variants = ["Sr. Data Engineer (m/w/d)", "Senior Data Engineer", "SENIOR DATA ENGINEER - Remote",
+                "Senior Data Engineer (all genders)"]
+    assert set(run(normalize_title, variants)) == {"senior data engineer"}
+
+
+# ---------------------------------------------------------------------------------- companies
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("ACME Ltd", "acme"),
+        ("Acme Limited", "acme"),
+        ("acme", "acme"),
+        ("The ACME Company", "acme"),
+        ("Grüne Erde GmbH", "grune erde"),
+        ("SYSTAVO GmbH & Co. KG", "systavo"),
+        ("Innatera Nanosystems B.V.", "innatera nanosystems"),
+        ("ING Bank N.V.", "ing bank"),
+        ("Amazon Development Center (Netherlands) B.V.", "amazon development center"),
+        ("Amazon Web Services EMEA SARL, Dutch Branch", "amazon web services"),
+        ("Genesis Tech Solutions Pvt Limited", "genesis tech solutions"),
+        ("Mobile Programming India Private Limited", "mobile programming"),
+        ("Tesla, Inc.", "tesla"),
+        ("Fusion Solutions, L.L.C.", "fusion solutions"),
+        ("NVIDIA Corporation", "nvidia"),
+        ("DeepL SE", "deepl"),
+        ("Volvo AB", "volvo"),
+        ("Booking.com", "booking"),
+        ("Welltower™ Inc. (NYSE:WELL)", "welltower"),
+        ("Bain &amp; Company", "bain"),
+        ("Het Nederlands Kanker Instituut", "nederlands kanker instituut"),
+        ('קומבלק איי.טי. בע"מ', "קומבלק איי טי"),
+        ("תיגבור - מאגר כח אדם מקצועי זמני בע''מ", "תיגבור מאגר כח אדם מקצועי זמני"),
+        ("330779353 CoreLogic Solutions, LLC", "corelogic solutions"),
+        ("NestlÃ©", "nestle"),
+        ("Limited", "limited"),  # never emptied
+        ("SA Power Networks", "sa power networks"),  # a legal word at the start is a name
+    ],
+)
+def test_company_examples(raw: str, expected: str) -> None:
+    assert run(normalize_company, [raw]) == [expected]
+
+
+# ---------------------------------------------------------------------------------- locations
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected", "city"),
+    [
+        ("Dallas, TX", "dallas tx", "dallas"),
+        ("Dallas, Texas, United States", "dallas tx", "dallas"),
+        ("Dallas, TX, USA", "dallas tx", "dallas"),
+        ("Dallas, TX 75201", "dallas tx", "dallas"),
+        ("Italy, TX, USA", "italy tx", "italy"),  # a town called Italy
+        ("London", "london", "london"),
+        ("London, England, UK", "london", "london"),
+        ("London Area, United Kingdom", "london", "london"),
+        ("London SW1A 1AA", "london", "london"),
+        ("Cheshire, UK, Cheshire", "cheshire", "cheshire"),
+        ("Amsterdam, North Holland, Netherlands", "amsterdam nh", "amsterdam"),
+        ("Amsterdam, NH, NL", "amsterdam nh", "amsterdam"),
+        ("Amsterdam-Zuidoost, NH, NL", "amsterdam nh", "amsterdam"),
+        ("1012 AB Amsterdam", "amsterdam", "amsterdam"),
+        ("Den Haag, ZH, NL", "the hague zh", "the hague"),
+        ("München, BY, DE", "munich by", "munich"),
+        ("Munich, Bavaria, Germany", "munich by", "munich"),
+        ("10115 Berlin", "berlin", "berlin"),
+        ("Toronto, ON, CA", "toronto on", "toronto"),
+        ("Toronto, Ontario, Canada", "toronto on", "toronto"),
+        ("Sharon, CA", "sharon ca", "sharon"),
+        ("Bengaluru East, Karnataka, India", "bengaluru ka", "bengaluru"),
+        ("Bangalore", "bengaluru", "bengaluru"),
+        ("Hybrid work in Noida, Uttar Pradesh", "noida up", "noida"),
+        ("Tel Aviv-Yafo, Tel Aviv District, Israel", "tel aviv ta", "tel aviv"),
+        ("תל אביב-יפו, TA", "tel aviv ta", "tel aviv"),
+        ("Paris, Île-de-France, France", "paris idf", "paris"),
+        ("Paris, A8, FR", "paris idf", "paris"),
+        ("Seattle, WA (+2 others)", "seattle wa", "seattle"),
+        ("San Francisco, CA | New York City, NY", "san francisco ca", "san francisco"),
+        ("Austin, Texas Metropolitan Area", "austin tx", "austin"),
+        ("Texas, United States", "tx", pd.NA),
+        ("United States", "united states", pd.NA),
+        ("Nederland", "netherlands", pd.NA),
+        ("Remote", "remote", pd.NA),
+        ("Remote - USA", "remote", pd.NA),
+        ("Home Office, DE", "remote", pd.NA),
+        ("Werk van thuis, NL", "remote", pd.NA),
+        ("Remote in Kochi, Kerala", "kochi kl", "kochi"),
+    ],
+)
+def test_location_examples(raw: str, expected: str, city: object) -> None:
+    assert run(normalize_location, [raw]) == [expected]
+    assert run(location_city, [raw]) == [city]
+
+
+def test_location_na() -> None:
+    assert run(normalize_location, [None, "", "  ,  "]) == [pd.NA, pd.NA, pd.NA]
+    assert run(location_city, [None, ""]) == [pd.NA, pd.NA]
+
+
+# ---------------------------------------------------------------------------------- contacts
+
+
+def test_extract_emails() -> None:
+    out = run(extract_emails, [
+        "Jobs@ACME.co.uk, jobs@acme.co.uk",
+        "Bewerbung an bewerbung(at)firma.de oder HR@Firma.de.",
+        "contact ties.herpers@nn\\.nl or e\\-mail",
+        "logo@2x.png and no address",
+        None,
+        "",
+    ])
+    assert out == [("jobs@acme.co.uk",), ("bewerbung@firma.de", "hr@firma.de"), ("ties.herpers@nn.nl",),
+                   pd.NA, pd.NA, pd.NA]
+
+
+def test_extract_phones() -> None:
+    out = run(extract_phones, [
+        "Call +44 20 7946 0958",
+        "Tel. 020 7946 0958",
+        "Tel: +43 (0) 5242 6951",
+        "bel 06 17 33 63 28",
+        "EEO Department at (703) 218-6000.",
+        "Salary £25,000 - £30,000, posted 09.06.2026, job 2024-05-16, id 123456789",
+        None,
+    ])
+    assert out[0] == out[1] == ("079460958",)
+    assert out[2] == run(extract_phones, ["05242 6951"])[0] == ("52426951",)
+    assert out[3] == ("617336328",)
+    assert out[4] == run(extract_phones, ["+1 703 218 6000"])[0] == ("032186000",)
+    assert out[5] is pd.NA and out[6] is pd.NA
+
+
+def test_extract_domains() -> None:
+    out = run(extract_domains, [
+        "https://careers.acme.co.uk/job/1",
+        "https://de.indeed.com/viewjob?jk=1",
+        "https://marvell.wd1.myworkdayjobs.com/en-US/job/1",
+        "Apply: jobs@acme.de or www.acme.com, not someone@gmail.com",
+        "https://www.linkedin.com/jobs/view/1 https://www.tau.ac.il/jobs",
+        "http://www.Oticon.com",
+        "acme.com.au",
+        None,
+    ])
+    assert out == [("acme.co.uk",), pd.NA, pd.NA, ("acme.com", "acme.de"), ("tau.ac.il",), ("oticon.com",),
+                   ("acme.com.au",), pd.NA]
+
+
+def test_job_boards_listed() -> None:
+    for board in ("linkedin.com", "indeed.com", "glassdoor.com", "adzuna.co.uk", "ziprecruiter.com",
+                  "karriere.at", "greenhouse.io", "myworkdayjobs.com", "lever.co", "naukri.com"):
+        assert board in JOB_BOARD_DOMAINS
+
+
+# ---------------------------------------------------------------------------------- scale
+
+
+def test_many_rows_few_values_is_fast() -> None:
+    import time
+
+    values = [f"Senior Engineer {i} (m/w/d)" for i in range(2000)] + [None]
+    s = pd.Series(values * 200, dtype=object)  # 400k rows, 2k distinct
+    start = time.perf_counter()
+    out = normalize_title(s)
+    assert time.perf_counter() - start < 5
+    assert out.iloc[0] == "senior engineer 0" and out.isna().sum() == 200
+
+
+# ---------------------------------------------------------------------------------- properties
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=60) | st.text(
+    st.sampled_from(list("aAéÉßİıﬁ ½²Ⅻ/()-|,.'\"*:#+&@ ＡДжΩשׁת״׳ع中\u200b\u200f\u0301\u05b8")), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TEXT | st.none(), max_size=8))
+def test_never_raises_and_aligned(values: list[str | None]) -> None:
+    s = pd.Series(values, dtype=object)
+    for func in (normalize_text_key, normalize_title, normalize_company, normalize_location, location_city,
+                 normalize_occupation, extract_emails, extract_phones, extract_domains):
+        out = func(s)
+        assert list(out.index) == list(s.index)
+        assert all(pd.isna(o) for o, v in zip(out, values, strict=True) if v is None)
+        assert all(pd.isna(o) or (o != "" and o != ()) for o in out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT)
+def test_idempotent(text: str) -> None:
+    # normalize_location is not in the list: "amsterdam nh" has lost the commas that tell a
+    # city from its region, so it is meant for raw location strings only.
+    for func in (normalize_text_key, normalize_title, normalize_company, normalize_occupation):
+        once = func(pd.Series([text], dtype=object))
+        twice = func(once.astype(object))
+        assert once.equals(twice), (func.__name__, text, once.iloc[0], twice.iloc[0])
