@@ -1,0 +1,271 @@
+"""The `jobdedup` command line: demo, train, dedup, evaluate.
+
+Every command exits 0 on success and non-zero with a one-line reason on error (a traceback only
+with `--debug`); progress bars go to stderr, results to stdout and files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from models.persistence import ModelFileError
+from pipeline.config import Config
+from pipeline.errors import JobdedupError
+from pipeline.io import read_ads, read_labels, write_table
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "default" / "model.json"
+BUNDLED_DATA = Path(__file__).resolve().parent.parent / "data"
+FIGURE_ROWS = [
+    ("precision", "precision (same final group)"),
+    ("recall", "recall (missed candidates count)"),
+    ("f1", "F1"),
+    ("pr_auc", "PR-AUC (classifier scores)"),
+    ("bcubed_precision", "B-cubed precision"),
+    ("bcubed_recall", "B-cubed recall"),
+    ("candidate_recall", "candidate recall"),
+    ("reduction_ratio", "reduction ratio"),
+    ("candidate_pairs", "candidate pairs"),
+    ("labelled_pairs", "labelled pairs scored"),
+    ("threshold", "decision threshold"),
+]
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=None, help="seed for permutations, splits and trees (default 1)")
+    parser.add_argument("--jobs", type=int, default=None, help="threads to use (default 2)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--debug", action="store_true", help="show a full traceback on errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (also used by the docs)."""
+    parser = argparse.ArgumentParser(
+        prog="jobdedup",
+        description="Find the same job ad posted many times: MinHash LSH + field blocking propose pairs, "
+        "a LightGBM classifier decides, and duplicates are grouped without chaining unrelated ads.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser(
+        "demo",
+        help="train, deduplicate and evaluate on the bundled data",
+        description="Train on the bundled training ads, deduplicate the bundled held-out ads and print "
+        "precision/recall beside the plain MinHash-threshold way.",
+    )
+    demo.add_argument("--out", type=Path, default=Path("jobdedup-demo"), help="output folder (default ./jobdedup-demo)")
+    _common(demo)
+
+    train = commands.add_parser(
+        "train",
+        help="fit a model on labelled ads and save it (one JSON file)",
+        description="Fit boilerplate statistics and the pair classifier on ADS with LABELS (pairs or groups form), "
+        "pick the decision threshold for --target-precision on held-out vacancies, and save the model.",
+    )
+    train.add_argument("--ads", type=Path, required=True, help="ads file (.csv, .jsonl or .parquet)")
+    train.add_argument("--labels", type=Path, required=True, help="labels: pairs (ad_id_a, ad_id_b, label) or groups (ad_id, group_id)")
+    train.add_argument("--model", type=Path, required=True, help="where to write the model (.json)")
+    train.add_argument("--target-precision", type=float, default=None, help="precision the threshold aims for (default 0.98)")
+    train.add_argument("--force", action="store_true", help="overwrite an existing model file")
+    _common(train)
+
+    dedup = commands.add_parser(
+        "dedup",
+        help="find duplicates among a batch of ads",
+        description="Writes OUT/pairs.parquet (ad_id_a, ad_id_b, probability, is_duplicate) and OUT/groups.parquet "
+        "(ad_id, group_id, group_size, status; one row per input ad).",
+    )
+    dedup.add_argument("--ads", type=Path, required=True, help="ads file (.csv, .jsonl or .parquet)")
+    dedup.add_argument("--model", type=Path, default=None, help="model file (default: the bundled model)")
+    dedup.add_argument("--out", type=Path, required=True, help="output folder")
+    _common(dedup)
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="deduplicate labelled ads and score precision and recall end to end",
+        description="Runs candidate generation, classification and grouping on ADS and scores against LABELS; "
+        "a labelled duplicate never proposed as a candidate is a false negative.",
+    )
+    evaluate.add_argument("--ads", type=Path, required=True, help="ads file")
+    evaluate.add_argument("--labels", type=Path, required=True, help="labels file (pairs or groups form)")
+    evaluate.add_argument("--model", type=Path, default=None, help="model file (default: the bundled model)")
+    evaluate.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
+    evaluate.add_argument("--baseline", action="store_true", help="also score the plain MinHash-threshold way")
+    _common(evaluate)
+    return parser
+
+
+def _config(args: argparse.Namespace, base: Config | None = None, **extra: Any) -> Config:
+    changes: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
+    if args.seed is not None:
+        changes["seed"] = args.seed
+    if args.jobs is not None:
+        changes["jobs"] = args.jobs
+    changes["show_progress"] = not args.quiet
+    return (base or Config()).replace(**changes)
+
+
+def _load_model(args: argparse.Namespace):
+    from pipeline.engine import Deduplicator
+
+    path = args.model or DEFAULT_MODEL
+    model = Deduplicator.load(path)
+    runtime = {"show_progress": not args.quiet}
+    if args.jobs is not None:
+        runtime["jobs"] = args.jobs
+    if args.seed is not None:
+        runtime["seed"] = args.seed
+    return model.with_config(**runtime)
+
+
+def format_figures(figures: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
+    """A plain-text table of evaluation figures (with the baseline beside them if given)."""
+    header = f"{'':<36}{'jobdedup':>12}" + (f"{'MinHash threshold':>20}" if baseline else "")
+    lines = [header]
+    for key, label in FIGURE_ROWS:
+        if key not in figures:
+            continue
+        lines.append(f"{label:<36}{_fmt(figures[key]):>12}" + (f"{_fmt(baseline.get(key)):>20}" if baseline else ""))
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _write_outputs(pairs, groups, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    write_table(pairs, out / "pairs.parquet")
+    write_table(groups, out / "groups.parquet")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from pipeline.engine import Deduplicator
+
+    if args.model.exists() and not args.force:
+        raise JobdedupError(f"{args.model}: exists; pass --force to overwrite it")
+    config = _config(args, target_precision=args.target_precision)
+    ads = read_ads(args.ads, config.max_description_chars)
+    labels = read_labels(args.labels, ads=ads)
+    model = Deduplicator(config).fit(ads, labels)
+    model.save(args.model)
+    info = model.training_
+    print(
+        f"trained on {info['ads']} ads, {info['pairs']} pairs ({info['positives']} duplicates); "
+        f"threshold {model.threshold_:.4f} for precision {config.target_precision}; saved {args.model}"
+    )
+    return 0
+
+
+def cmd_dedup(args: argparse.Namespace) -> int:
+    model = _load_model(args)
+    ads = read_ads(args.ads, model.config.max_description_chars)
+    result = model.run(ads)
+    _write_outputs(result.pairs, result.groups, args.out)
+    groups = result.groups
+    duplicated = int((groups["group_size"] > 1).sum())
+    print(
+        f"{len(groups)} ads, {groups['group_id'].nunique()} groups, {duplicated} ads have a duplicate; "
+        f"{len(result.pairs)} candidate pairs, {int(result.pairs['is_duplicate'].sum())} duplicates; "
+        f"wrote {args.out / 'pairs.parquet'} and {args.out / 'groups.parquet'}"
+    )
+    if result.candidates.capped_buckets:
+        print(
+            f"note: {result.candidates.capped_buckets} oversized buckets ({result.candidates.ads_in_capped_buckets} ads) "
+            "were capped to star pairs",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _evaluate(model, ads_path: Path, labels_path: Path, with_baseline: bool):
+    """Run and score the model on labelled ads: (result, figures, baseline figures or None)."""
+    from pipeline.baseline import minhash_threshold_baseline
+
+    ads = read_ads(ads_path, model.config.max_description_chars)
+    labels = read_labels(labels_path, ads=ads)
+    result = model.run(ads)
+    figures = model.evaluate(ads, labels, result=result)
+    baseline = minhash_threshold_baseline(result.batch, labels, model.config) if with_baseline else None
+    return result, figures, baseline
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    model = _load_model(args)
+    _, figures, baseline = _evaluate(model, args.ads, args.labels, args.baseline)
+    print(format_figures(figures, baseline))
+    if args.json:
+        document = dict(figures)
+        if baseline:
+            document["baseline_minhash_threshold"] = baseline
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=_json_default) + "\n")
+    return 0
+
+
+def _json_default(value: Any) -> Any:
+    return float(value) if hasattr(value, "__float__") else str(value)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pipeline.engine import Deduplicator
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    config = _config(args)
+    train_ads = read_ads(BUNDLED_DATA / "train_ads.parquet")
+    train_labels = read_labels(BUNDLED_DATA / "train_labels.parquet", ads=train_ads)
+    print(f"1/3 train: {len(train_ads)} bundled training ads ({BUNDLED_DATA / 'train_ads.parquet'})")
+    model = Deduplicator(config).fit(train_ads, train_labels)
+    model.save(out / "model.json")
+    print(f"    model saved to {out / 'model.json'} (threshold {model.threshold_:.4f})")
+    print("2/3 dedup the bundled held-out ads (other corpora and employers than training)")
+    result, figures, baseline = _evaluate(
+        model, BUNDLED_DATA / "test_ads.parquet", BUNDLED_DATA / "test_labels.parquet", True
+    )
+    _write_outputs(result.pairs, result.groups, out)
+    print(f"    {len(result.groups)} ads; wrote {out / 'pairs.parquet'} and {out / 'groups.parquet'}")
+    print("3/3 evaluate on the held-out labels, end to end:")
+    print(format_figures(figures, baseline))
+    (out / "evaluation.json").write_text(
+        json.dumps({**figures, "baseline_minhash_threshold": baseline}, indent=2, sort_keys=True, default=_json_default)
+        + "\n"
+    )
+    print(f"figures also in {out / 'evaluation.json'}")
+    return 0
+
+
+COMMANDS = {"demo": cmd_demo, "train": cmd_train, "dedup": cmd_dedup, "evaluate": cmd_evaluate}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `jobdedup` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.formatwarning = lambda message, category, *rest: f"warning: {message}\n"
+            return COMMANDS[args.command](args)
+    except (JobdedupError, ModelFileError) as error:
+        if args.debug:
+            raise
+        print(f"jobdedup {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"jobdedup {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

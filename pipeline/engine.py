@@ -1,0 +1,364 @@
+"""The Python API: a trainable deduplicator over pandas DataFrames.
+
+Example:
+    >>> # model = Deduplicator().fit(ads, labels)
+    >>> # pairs, groups = model.dedup(new_ads)
+    >>> # figures = model.evaluate(test_ads, test_labels)
+    >>> # model.save("model.json"); model = Deduplicator.load("model.json")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from features.pairs import FEATURES, build_pair_features, monotone_constraints
+from models.classifier import PairClassifier
+from models.metrics import bcubed, pair_metrics, reduction_ratio
+from models.persistence import load_model_file, save_model_file
+from pipeline.candidates import CandidateReport, generate_candidates
+from pipeline.config import Config
+from pipeline.group import GroupReport, group_ads
+from pipeline.io import Labels
+from pipeline.prepare import PreparedBatch, prepare_batch
+from pipeline.progress import Progress
+
+MODEL_KIND = "jobdedup.Deduplicator"
+MIN_LINK_THRESHOLD = 0.5
+_VERSIONED_PACKAGES = ("jobdedup", "lightgbm", "numpy", "pandas", "datasketch", "xxhash", "rapidfuzz")
+
+
+@dataclass
+class DedupResult:
+    """Everything one dedup run produced, for reports and evaluation."""
+
+    pairs: pd.DataFrame
+    groups: pd.DataFrame
+    candidates: CandidateReport
+    grouping: GroupReport
+    batch: PreparedBatch = field(repr=False)
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for name in _VERSIONED_PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "unknown"
+    return found
+
+
+def _fingerprint(ads: pd.DataFrame, labels: Labels) -> str:
+    digest = hashlib.sha256()
+    digest.update(pd.util.hash_pandas_object(ads["ad_id"].astype(str), index=False).to_numpy().tobytes())
+    digest.update(pd.util.hash_pandas_object(ads["description"].fillna("").astype(str), index=False).to_numpy().tobytes())
+    digest.update(pd.util.hash_pandas_object(labels.pairs.astype(str), index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+class Deduplicator:
+    """Finds duplicate job ads: MinHash LSH + field blocking, pair features, LightGBM, grouping.
+
+    Args:
+        config: pipeline parameters (`pipeline.config.Config`).
+    """
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config or Config()
+
+    # ----------------------------------------------------------------- training
+    def fit(self, ads: pd.DataFrame, labels: Labels) -> Deduplicator:
+        """Learn boilerplate and train the pair classifier on candidate and labelled pairs."""
+        progress = Progress(self.config.show_progress)
+        with progress.stage("prepare", total=len(ads), unit="ads"):
+            batch = prepare_batch(ads, self.config, np.zeros(0, dtype=np.uint64))
+        self.boilerplate_ = batch.batch_boilerplate
+        with progress.stage("candidates"):
+            candidates, _ = self._candidates(batch)
+        left, right, target, groups = _training_pairs(batch.ads, candidates, labels)
+        with progress.stage("features", total=len(left), unit="pairs"):
+            features = build_pair_features(batch.inputs, left, right)
+        self.classifier_ = PairClassifier(
+            n_estimators=self.config.n_estimators,
+            learning_rate=self.config.learning_rate,
+            num_leaves=self.config.num_leaves,
+            target_precision=self.config.target_precision,
+            validation_fraction=self.config.validation_fraction,
+            monotone=monotone_constraints(FEATURES),
+            seed=self.config.seed,
+            jobs=self.config.jobs,
+        )
+        with progress.stage("train", total=len(left), unit="pairs"):
+            self.classifier_.fit(features, target, groups)
+        self.training_ = {
+            "ads": int(len(ads)),
+            "pairs": int(len(left)),
+            "positives": int(target.sum()),
+            "fingerprint": _fingerprint(batch.ads, labels),
+            "validation": self.classifier_.validation_,
+        }
+        return self
+
+    @property
+    def threshold_(self) -> float:
+        """Decision threshold on the duplicate probability."""
+        return self.classifier_.threshold_
+
+    # ---------------------------------------------------------------- inference
+    def predict_proba(self, pair_features: pd.DataFrame) -> np.ndarray:
+        """(n, 2) probabilities for a table of pair features (`features.pairs.FEATURES`)."""
+        return self.classifier_.predict_proba(pair_features)
+
+    def _candidates(self, batch: PreparedBatch) -> tuple[pd.DataFrame, CandidateReport]:
+        cfg = self.config
+        return generate_candidates(
+            batch.inputs.signatures, batch.inputs.fields, cfg.lsh_bands, cfg.lsh_rows, cfg.max_bucket_size
+        )
+
+    def prepare(self, ads: pd.DataFrame) -> PreparedBatch:
+        """Clean and sketch ads with this model's known boilerplate."""
+        return prepare_batch(ads, self.config, self.boilerplate_)
+
+    def score(self, batch: PreparedBatch, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """Duplicate probability of arbitrary pairs of ads in a prepared batch."""
+        if len(left) == 0:
+            return np.zeros(0)
+        return self.predict_proba(build_pair_features(batch.inputs, left, right))[:, 1]
+
+    def run(self, ads: pd.DataFrame) -> DedupResult:
+        """Deduplicate a batch and keep every intermediate result."""
+        progress = Progress(self.config.show_progress)
+        with progress.stage("prepare", total=len(ads), unit="ads"):
+            batch = self.prepare(ads)
+        with progress.stage("candidates"):
+            candidates, candidate_report = self._candidates(batch)
+        left = candidates["i"].to_numpy()
+        right = candidates["j"].to_numpy()
+        with progress.stage("score", total=len(left), unit="pairs"):
+            probability = self.score(batch, left, right)
+        accepted = probability >= self.threshold_
+        edges = pd.DataFrame({"i": left[accepted], "j": right[accepted], "probability": probability[accepted]})
+        grouping = GroupReport()
+        with progress.stage("group", total=int(accepted.sum()), unit="links"):
+            labels = group_ads(
+                len(batch),
+                edges,
+                lambda a, b: self.score(batch, a, b),
+                max(self.threshold_, MIN_LINK_THRESHOLD),
+                self.config.max_group_size_exact,
+                grouping,
+            )
+        ad_ids = batch.ads["ad_id"].astype(str).to_numpy()
+        group_ids = _group_ids(ad_ids, labels)
+        pairs = pd.DataFrame(
+            {
+                "ad_id_a": ad_ids[left],
+                "ad_id_b": ad_ids[right],
+                "probability": probability,
+                "is_duplicate": accepted & (labels[left] == labels[right]),
+                "via_lsh": candidates["via_lsh"].to_numpy(),
+                "via_fields": candidates["via_fields"].to_numpy(),
+            }
+        )
+        groups = pd.DataFrame(
+            {"ad_id": ad_ids, "group_id": group_ids, "group_size": np.bincount(labels)[labels], "status": batch.status.to_numpy()}
+        )
+        return DedupResult(pairs=pairs, groups=groups, candidates=candidate_report, grouping=grouping, batch=batch)
+
+    def dedup(self, ads: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Find duplicates among `ads`: returns (pairs, groups) as in the data contract."""
+        result = self.run(ads)
+        return result.pairs, result.groups
+
+    # --------------------------------------------------------------- evaluation
+    def evaluate(self, ads: pd.DataFrame, labels: Labels, result: DedupResult | None = None) -> dict[str, Any]:
+        """End-to-end figures against labels (the `--json` keys of the contract)."""
+        result = result or self.run(ads)
+        return evaluate_result(result, labels, self.threshold_)
+
+    # -------------------------------------------------------------- persistence
+    def save(self, path: str | Path, overwrite: bool = True) -> None:
+        """Write the model as one JSON file (LightGBM text model + manifest, no pickle)."""
+        manifest = {
+            "kind": MODEL_KIND,
+            "config": self.config.to_dict(),
+            "features": list(self.classifier_.feature_names_),
+            "threshold": self.threshold_,
+            "classifier_params": self.classifier_.get_params(),
+            "boilerplate_blocks": [format(int(h), "016x") for h in self.boilerplate_],
+            "training": self.training_,
+            "versions": _versions(),
+        }
+        save_model_file(path, manifest, self.classifier_.to_text(), overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Deduplicator:
+        """Read a model saved by `save`; refuses foreign, tampered or incompatible files."""
+        from models.persistence import ModelFileError
+
+        manifest, booster = load_model_file(path)
+        if manifest.get("kind") != MODEL_KIND:
+            raise ModelFileError(f"{path}: not a jobdedup deduplicator model (kind {manifest.get('kind')!r})")
+        if manifest.get("features") != FEATURES:
+            raise ModelFileError(
+                f"{path}: model was trained on other features than this jobdedup computes; retrain it"
+            )
+        model = cls(Config.from_dict(manifest["config"]))
+        model.classifier_ = PairClassifier.from_text(booster, manifest["threshold"], manifest["classifier_params"])
+        model.boilerplate_ = np.array([int(h, 16) for h in manifest["boilerplate_blocks"]], dtype=np.uint64)
+        model.training_ = manifest.get("training", {})
+        model.versions_ = manifest.get("versions", {})
+        return model
+
+    def with_config(self, **changes: Any) -> Deduplicator:
+        """Same fitted model with run-time settings changed (e.g. `jobs`, `show_progress`)."""
+        model = Deduplicator(self.config.replace(**changes))
+        model.classifier_ = self.classifier_
+        model.boilerplate_ = self.boilerplate_
+        model.training_ = getattr(self, "training_", {})
+        return model
+
+
+def _group_ids(ad_ids: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Group id = the smallest ad_id in the group (stable and readable)."""
+    frame = pd.DataFrame({"ad_id": ad_ids, "label": labels})
+    first = frame.groupby("label")["ad_id"].min()
+    return first.reindex(labels).to_numpy()
+
+
+def _vacancy_of(ads: pd.DataFrame, labels: Labels) -> pd.Series:
+    """A vacancy key per ad: its label group, or its connected component of labelled duplicates."""
+    ids = ads["ad_id"].astype(str)
+    if labels.groups is not None:
+        groups = labels.groups.set_index("ad_id")["group_id"].astype(str)
+        return ids.map(groups).fillna("\x00" + ids)
+    positives = labels.pairs[labels.pairs["label"] == 1]
+    position = pd.Series(np.arange(len(ids)), index=ids.to_numpy())
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    a = position.reindex(positives["ad_id_a"]).to_numpy()
+    b = position.reindex(positives["ad_id_b"]).to_numpy()
+    ok = ~(np.isnan(a) | np.isnan(b))
+    graph = coo_matrix((np.ones(ok.sum()), (a[ok].astype(int), b[ok].astype(int))), shape=(len(ids), len(ids)))
+    return pd.Series(connected_components(graph, directed=False)[1].astype(str), index=ads.index)
+
+
+def _training_pairs(
+    ads: pd.DataFrame, candidates: pd.DataFrame, labels: Labels
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Training pairs = labelled pairs ∪ candidates whose label is known; with their vacancy groups."""
+    n = len(ads)
+    position = pd.Series(np.arange(n), index=ads["ad_id"].astype(str).to_numpy())
+    vacancy = _vacancy_of(ads, labels).to_numpy()
+    a = position.reindex(labels.pairs["ad_id_a"].astype(str)).to_numpy()
+    b = position.reindex(labels.pairs["ad_id_b"].astype(str)).to_numpy()
+    known = ~(np.isnan(a) | np.isnan(b))
+    lab_left = np.minimum(a[known], b[known]).astype(np.int64)
+    lab_right = np.maximum(a[known], b[known]).astype(np.int64)
+    lab_target = labels.pairs["label"].to_numpy()[known].astype(int)
+    cand_left = candidates["i"].to_numpy()
+    cand_right = candidates["j"].to_numpy()
+    if labels.all_pairs_known:
+        labelled_ads = np.zeros(n, dtype=bool)
+        labelled_ads[position.reindex(labels.groups["ad_id"].astype(str)).dropna().astype(int).to_numpy()] = True
+        usable = labelled_ads[cand_left] & labelled_ads[cand_right]
+        cand_left, cand_right = cand_left[usable], cand_right[usable]
+        cand_target = (vacancy[cand_left] == vacancy[cand_right]).astype(int)
+    else:
+        codes = pd.Series(lab_target, index=lab_left * n + lab_right)
+        cand_codes = cand_left * n + cand_right
+        in_labels = np.isin(cand_codes, codes.index.to_numpy())
+        cand_left, cand_right = cand_left[in_labels], cand_right[in_labels]
+        cand_target = codes.reindex(cand_codes[in_labels]).to_numpy().astype(int)
+    left = np.concatenate([cand_left, lab_left])
+    right = np.concatenate([cand_right, lab_right])
+    target = np.concatenate([cand_target, lab_target])
+    _, first = np.unique(left * n + right, return_index=True)
+    first = np.sort(first)
+    left, right, target = left[first], right[first], target[first]
+    return left, right, target, pd.factorize(vacancy[left])[0]
+
+
+def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> dict[str, Any]:
+    """Score a dedup result against labels; pairs the candidates missed count as false negatives.
+
+    Decisions are the final ones a user receives: two ads are called duplicates when they end
+    up in the same group. PR-AUC uses the classifier's probabilities (0 for pairs never proposed).
+    """
+    ads = result.batch.ads
+    n = len(ads)
+    ids = ads["ad_id"].astype(str).to_numpy()
+    position = pd.Series(np.arange(n), index=ids)
+    group_of = result.groups["group_id"].to_numpy()
+    pairs = result.pairs
+    pa = position.reindex(pairs["ad_id_a"]).to_numpy()
+    pb = position.reindex(pairs["ad_id_b"]).to_numpy()
+    scored = pd.Series(pairs["probability"].to_numpy(), index=np.minimum(pa, pb) * n + np.maximum(pa, pb))
+    universe = _evaluation_universe(labels, position, group_of, scored)
+    codes = universe["code"].to_numpy()
+    truth = universe["label"].to_numpy()
+    left, right = codes // n, codes % n
+    predicted = (group_of[left] == group_of[right]).astype(int)
+    scores = scored.reindex(codes).fillna(0.0).to_numpy()
+    figures = pair_metrics(truth, predicted, scores)
+    positives = truth == 1
+    proposed = np.isin(codes, scored.index.to_numpy())
+    figures.update(
+        {
+            "threshold": float(threshold),
+            "candidate_recall": float(proposed[positives].mean()) if positives.any() else float("nan"),
+            "candidate_pairs": int(len(pairs)),
+            "labelled_pairs": int(len(universe)),
+            "labelled_duplicates": int(positives.sum()),
+            "ads": int(n),
+            "groups": int(result.groups["group_id"].nunique()),
+            "reduction_ratio": reduction_ratio(len(pairs), n),
+        }
+    )
+    if labels.groups is not None:
+        truth_groups = labels.groups.set_index("ad_id")["group_id"].astype(str)
+        predicted_groups = pd.Series(group_of, index=ids)
+        figures.update(bcubed(truth_groups, predicted_groups))
+    return figures
+
+
+def _evaluation_universe(
+    labels: Labels, position: pd.Series, group_of: np.ndarray, scored: pd.Series
+) -> pd.DataFrame:
+    """Labelled pairs to score (pair code i*n+j, label). With group labels, every pair among the
+    labelled ads counts: positives from the groups, negatives wherever a pair was proposed or
+    grouped together."""
+    n = len(position)
+    a = position.reindex(labels.pairs["ad_id_a"].astype(str)).to_numpy()
+    b = position.reindex(labels.pairs["ad_id_b"].astype(str)).to_numpy()
+    known = ~(np.isnan(a) | np.isnan(b))
+    codes = (np.minimum(a, b) * n + np.maximum(a, b))[known].astype(np.int64)
+    frame = pd.DataFrame({"code": codes, "label": labels.pairs["label"].to_numpy()[known].astype(int)})
+    if not labels.all_pairs_known:
+        return frame.drop_duplicates("code")
+    labelled = np.zeros(n, dtype=bool)
+    labelled[position.reindex(labels.groups["ad_id"].astype(str)).dropna().astype(int).to_numpy()] = True
+    # Pairs in one predicted group, and pairs the classifier scored, are where negatives can be wrong.
+    order = np.argsort(group_of, kind="stable")
+    grouped = pd.DataFrame({"doc": order, "group": group_of[order]})
+    grouped = grouped[labelled[grouped["doc"].to_numpy()]]
+    same_group = grouped.merge(grouped, on="group")
+    same_group = same_group[same_group["doc_x"] < same_group["doc_y"]]
+    extra = np.concatenate(
+        [
+            (same_group["doc_x"].to_numpy() * n + same_group["doc_y"].to_numpy()).astype(np.int64),
+            scored.index.to_numpy().astype(np.int64),
+        ]
+    )
+    extra = extra[labelled[extra // n] & labelled[extra % n]]
+    extra = np.setdiff1d(extra, codes)
+    negatives = pd.DataFrame({"code": extra, "label": 0})
+    return pd.concat([frame, negatives], ignore_index=True).drop_duplicates("code")

@@ -1,0 +1,77 @@
+"""Model files: JSON + LightGBM text, verified on load, never unpickled."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models.classifier import PairClassifier
+from models.persistence import ModelFileError, load_model_file, save_model_file
+from models.thresholds import threshold_for_precision
+
+
+def _toy_classifier() -> PairClassifier:
+    rng = np.random.default_rng(0)
+    x = rng.random((400, 3))
+    y = (x[:, 0] + 0.1 * rng.random(400) > 0.6).astype(int)
+    features = pd.DataFrame(x, columns=["a", "b", "c"])
+    return PairClassifier(n_estimators=30, jobs=1).fit(features, y, groups=np.arange(400))
+
+
+def test_round_trip_gives_identical_predictions(tmp_path):
+    clf = _toy_classifier()
+    save_model_file(tmp_path / "m.json", {"threshold": clf.threshold_}, clf.to_text())
+    manifest, booster = load_model_file(tmp_path / "m.json")
+    loaded = PairClassifier.from_text(booster, manifest["threshold"], clf.get_params())
+    features = pd.DataFrame(np.random.default_rng(1).random((50, 3)), columns=["a", "b", "c"])
+    assert np.allclose(loaded.predict_proba(features), clf.predict_proba(features))
+    assert loaded.threshold_ == clf.threshold_
+
+
+def test_tampered_file_is_refused(tmp_path):
+    save_model_file(tmp_path / "m.json", {"threshold": 0.5}, "tree")
+    document = json.loads((tmp_path / "m.json").read_text())
+    document["manifest"]["threshold"] = 0.01
+    (tmp_path / "m.json").write_text(json.dumps(document))
+    with pytest.raises(ModelFileError, match="checksum"):
+        load_model_file(tmp_path / "m.json")
+
+
+def test_truncated_and_foreign_versions_are_refused(tmp_path):
+    save_model_file(tmp_path / "m.json", {"threshold": 0.5}, "tree")
+    text = (tmp_path / "m.json").read_text()
+    (tmp_path / "cut.json").write_text(text[: len(text) // 2])
+    with pytest.raises(ModelFileError, match="not JSON"):
+        load_model_file(tmp_path / "cut.json")
+    document = json.loads(text)
+    document["format_version"] = 99
+    (tmp_path / "v99.json").write_text(json.dumps(document))
+    with pytest.raises(ModelFileError, match="version 99"):
+        load_model_file(tmp_path / "v99.json")
+
+
+class _Payload:
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_pickle_payload_is_refused_and_never_run(tmp_path):
+    marker = tmp_path / "pwned"
+    (tmp_path / "evil.pkl").write_bytes(pickle.dumps(_Payload(str(marker))))
+    with pytest.raises(ModelFileError, match="pickle"):
+        load_model_file(tmp_path / "evil.pkl")
+    assert not marker.exists()
+
+
+def test_threshold_reaches_target_precision_with_most_recall():
+    scores = np.array([0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
+    labels = np.array([1, 1, 1, 0, 1, 0, 0])
+    assert threshold_for_precision(scores, labels, 0.99) == 0.8
+    assert threshold_for_precision(scores, labels, 0.75) == 0.6
