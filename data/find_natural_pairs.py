@@ -35,8 +35,33 @@ import xxhash
 TAG_RE = re.compile(r"<[^>]+>")
 WORD_RE = re.compile(r"\w+", re.UNICODE)
 GENDER_RE = re.compile(r"\((?:[mwfdhx]\s*/\s*){1,3}[mwfdhx]\)|\b[mwfdhx]/[mwfdhx](?:/[mwfdhx])?\b", re.I)
-LEGAL = {"ltd", "limited", "inc", "llc", "gmbh", "bv", "b", "v", "plc", "corp", "corporation", "co",
-         "ag", "sa", "sas", "srl", "pvt", "private", "llp", "lp", "nv", "kg", "ug", "the", "group"}
+LEGAL = {
+    "ltd",
+    "limited",
+    "inc",
+    "llc",
+    "gmbh",
+    "bv",
+    "b",
+    "v",
+    "plc",
+    "corp",
+    "corporation",
+    "co",
+    "ag",
+    "sa",
+    "sas",
+    "srl",
+    "pvt",
+    "private",
+    "llp",
+    "lp",
+    "nv",
+    "kg",
+    "ug",
+    "the",
+    "group",
+}
 
 
 def clean_text(s: str | None) -> str:
@@ -65,9 +90,12 @@ def shingles(words: list[str], k: int = 5) -> np.ndarray:
     if len(words) < k:
         grams = [" ".join(words)] if words else []
     else:
-        grams = [" ".join(words[i:i + k]) for i in range(len(words) - k + 1)]
-    return np.unique(np.fromiter((xxhash.xxh64_intdigest(g.encode("utf-8")) for g in grams), dtype=np.uint64,
-                                 count=len(grams)))
+        grams = [" ".join(words[i : i + k]) for i in range(len(words) - k + 1)]
+    return np.unique(
+        np.fromiter(
+            (xxhash.xxh64_intdigest(g.encode("utf-8")) for g in grams), dtype=np.uint64, count=len(grams)
+        )
+    )
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -89,8 +117,10 @@ def prepare(ads: pd.DataFrame) -> pd.DataFrame:
     ads["_text"] = [clean_text(x) for x in ads["description"]]
     ads["_title"] = [norm_title(x) for x in ads["title"]]
     ads["_company"] = [norm_company(x) for x in ads["company"]]
-    ads["_loc"] = [" ".join(WORD_RE.findall(str(x).lower())) if x is not pd.NA and x is not None else ""
-                   for x in ads["location"]]
+    ads["_loc"] = [
+        " ".join(WORD_RE.findall(str(x).lower())) if x is not pd.NA and x is not None else ""
+        for x in ads["location"]
+    ]
     ads["_site"] = ads["source"].fillna("").astype(str)
     ads["_url"] = ads["url"].fillna("").astype(str)
     return ads
@@ -116,8 +146,9 @@ def lsh_pairs(sh: list[np.ndarray], threshold: float, num_perm: int, seed: int) 
     return out
 
 
-def find_candidates(ads: pd.DataFrame, seed: int = 1, max_f_per_company: int = 6,
-                    log=lambda *a: print(*a, file=sys.stderr)) -> pd.DataFrame:
+def find_candidates(
+    ads: pd.DataFrame, seed: int = 1, max_f_per_company: int = 6, log=lambda *a: print(*a, file=sys.stderr)
+) -> pd.DataFrame:
     ads = prepare(ads)
     n = len(ads)
     words = [t.split() for t in ads["_text"]]
@@ -225,7 +256,12 @@ def find_candidates(ads: pd.DataFrame, seed: int = 1, max_f_per_company: int = 6
         for i, j in combinations(idx, 2):
             if ads.at[i, "_site"] == ads.at[j, "_site"]:
                 continue
-            ti, tj, ci, cj = ads.at[i, "_title"], ads.at[j, "_title"], ads.at[i, "_company"], ads.at[j, "_company"]
+            ti, tj, ci, cj = (
+                ads.at[i, "_title"],
+                ads.at[j, "_title"],
+                ads.at[i, "_company"],
+                ads.at[j, "_company"],
+            )
             if ti == tj and ci == cj:
                 continue
             if fuzz.token_set_ratio(ci, cj) >= 85 and fuzz.token_set_ratio(ti, tj) >= 80:
@@ -242,19 +278,24 @@ def find_candidates(ads: pd.DataFrame, seed: int = 1, max_f_per_company: int = 6
         if jv is None:
             jv = jaccard(sh[i], sh[j])
         ci, cj = ads.at[i, "corpus"], ads.at[j, "corpus"]
-        rows.append(dict(
-            ad_id_a=a, ad_id_b=b,
-            stratum=next(s for s in order if s in ss), strata="".join(s for s in order if s in ss),
-            corpus=ci if ci == cj else f"{ci}|{cj}",
-            jaccard5=round(float(jv), 4) if not np.isnan(jv) else np.nan,
-            containment=round(containment(wsets[i], wsets[j]), 4) if wsets[i] and wsets[j] else np.nan,
-            same_title=ads.at[i, "_title"] == ads.at[j, "_title"],
-            same_company=ads.at[i, "_company"] == ads.at[j, "_company"],
-            same_location=ads.at[i, "_loc"] == ads.at[j, "_loc"],
-            same_site=ads.at[i, "_site"] == ads.at[j, "_site"],
-            same_url=ads.at[i, "_url"] == ads.at[j, "_url"] and ads.at[i, "_url"] != "",
-            len_a=int(lens[i]), len_b=int(lens[j]),
-        ))
+        rows.append(
+            dict(
+                ad_id_a=a,
+                ad_id_b=b,
+                stratum=next(s for s in order if s in ss),
+                strata="".join(s for s in order if s in ss),
+                corpus=ci if ci == cj else f"{ci}|{cj}",
+                jaccard5=round(float(jv), 4) if not np.isnan(jv) else np.nan,
+                containment=round(containment(wsets[i], wsets[j]), 4) if wsets[i] and wsets[j] else np.nan,
+                same_title=ads.at[i, "_title"] == ads.at[j, "_title"],
+                same_company=ads.at[i, "_company"] == ads.at[j, "_company"],
+                same_location=ads.at[i, "_loc"] == ads.at[j, "_loc"],
+                same_site=ads.at[i, "_site"] == ads.at[j, "_site"],
+                same_url=ads.at[i, "_url"] == ads.at[j, "_url"] and ads.at[i, "_url"] != "",
+                len_a=int(lens[i]),
+                len_b=int(lens[j]),
+            )
+        )
     return pd.DataFrame(rows).sort_values(["stratum", "corpus", "ad_id_a", "ad_id_b"]).reset_index(drop=True)
 
 
