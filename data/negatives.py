@@ -7,6 +7,9 @@
 - `other_company`: the same title at another company: a donor ad's text and company with some of the
   base's requirement bullets kept.
 - `shared_footer`: another real ad's text with the base ad's long closing (EEO / footer) block.
+- `other_level`: the same template for another seniority level (Senior / Junior / Lead / II vs III,
+  intern vs graduate): title level changed, years of experience and reference numbers changed,
+  the rest of the text kept, as employers post one text per level.
 """
 
 from __future__ import annotations
@@ -256,20 +259,70 @@ def shared_footer(ad: dict, donor: dict, rng: np.random.Generator) -> dict | Non
     return new
 
 
+LEVEL_SWAPS = [
+    ("Senior ", ""),
+    ("Senior ", "Junior "),
+    ("Senior ", "Lead "),
+    ("Senior ", "Principal "),
+    ("Lead ", ""),
+    ("Junior ", ""),
+    ("Principal ", "Staff "),
+    (" II", " III"),
+    (" I", " II"),
+    (" 2", " 3"),
+    ("Intern", "Graduate"),
+    ("Manager", "Director"),
+    ("Associate ", "Senior Associate "),
+]
+_YEARS_RE = re.compile(r"(\d{1,2})(\s*\+?\s*(?:years|yrs|jahre|jaar|ans))", re.IGNORECASE)
+
+
+def _change_level(title: str, rng: np.random.Generator) -> str | None:
+    """The title at another seniority level; None if it would not change."""
+    present = [(old, new) for old, new in LEVEL_SWAPS if old.strip() and old in title]
+    if present and rng.random() < 0.7:
+        old, new = present[int(rng.integers(0, len(present)))]
+        changed = title.replace(old, new, 1).strip()
+    else:
+        prefix = pick(rng, ["Senior ", "Junior ", "Lead ", "Principal "])
+        changed = title[len("Senior ") :] if title.startswith("Senior ") else prefix + title
+    return changed if changed and changed != title else None
+
+
+def other_level(ad: dict, rng: np.random.Generator) -> dict | None:
+    """The same text posted for another level: title, years of experience and references change."""
+    title = ad.get("title") or ""
+    new_title = _change_level(title, rng) if title else None
+    if new_title is None:
+        return None
+    delta = int(pick(rng, [-3, -2, 2, 3, 5]))
+    text = ad.get("description") or ""
+    text = _YEARS_RE.sub(lambda m: f"{max(1, int(m.group(1)) + delta)}{m.group(2)}", text)
+    text, _ = change_ref(text, rng)
+    text = text.replace(title, new_title) if title in text else text
+    new = dict(ad, title=new_title, description=text)
+    new["posted_at"] = shift_date(ad.get("posted_at"), rng)
+    if ad.get("url"):
+        new["url"] = site_url(ad.get("source") or "", new_title, context_of(ad), rng)
+    return new
+
+
 def make_negative(
     ad: dict, donor: dict | None, towns: dict[str, list[Place]], rng: np.random.Generator
 ) -> tuple[dict, str] | None:
     """One hard negative of `ad`: tries a random kind first, then the others; None if none applies."""
-    kinds = ["other_town", "other_town", "other_role", "other_company", "shared_footer"]
+    kinds = ["other_town", "other_town", "other_level", "other_role", "other_company", "shared_footer"]
     first = pick(rng, kinds)
     order = [first] + [k for k in dict.fromkeys(kinds) if k != first]
     has_text = bool((ad.get("description") or "").strip())
     for kind in order:
-        if kind != "other_town" and (donor is None or not has_text):
+        if kind not in ("other_town", "other_level") and (donor is None or not has_text):
             continue
         new = (
             other_town(ad, towns, rng)
             if kind == "other_town"
+            else other_level(ad, rng)
+            if kind == "other_level"
             else {"other_role": other_role, "other_company": other_company, "shared_footer": shared_footer}[
                 kind
             ](ad, donor, rng)

@@ -51,6 +51,7 @@ def _sorted_tokens(titles: pd.Series) -> pd.Series:
 
 def _merge_items(*series: pd.Series) -> pd.Series:
     """Row-wise union of tuple-valued Series; NA where no row has items."""
+
     def merge(*values: object) -> object:
         items = sorted({x for v in values if isinstance(v, tuple | list | frozenset | set) for x in v})
         return tuple(items) if items else pd.NA
@@ -89,4 +90,3 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
         },
         index=ads.index,
     )
-

@@ -50,8 +50,10 @@ __all__ = [
 
 def _check_series(s: Any, func: str) -> pd.Series:
     if not isinstance(s, pd.Series):
-        raise TypeError(f"{func}() expects a pandas Series of strings, got {type(s).__name__}; "
-                        f"wrap the values with pd.Series(...).")
+        raise TypeError(
+            f"{func}() expects a pandas Series of strings, got {type(s).__name__}; "
+            f"wrap the values with pd.Series(...)."
+        )
     return s
 
 
@@ -82,11 +84,14 @@ _INVISIBLE_RE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-
 _MARKS_RE = re.compile("[\u2122\u2120\u00ae\u00a9\u2117]")
 # Diacritics removed after NFKD: Latin/Greek/Cyrillic combining marks, Hebrew points and
 # cantillation, Arabic harakat. Marks of other scripts (Indic vowel signs, Thai) are kept.
-_ACCENT_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-                        "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u064b-\u065f\u0670]")
+_ACCENT_RE = re.compile(
+    "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+    "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u064b-\u065f\u0670]"
+)
 # Letters that NFKD does not decompose.
-_LETTER_MAP = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ı": "i", "æ": "ae", "œ": "oe",
-                             "þ": "th", "ŀ": "l"})
+_LETTER_MAP = str.maketrans(
+    {"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ı": "i", "æ": "ae", "œ": "oe", "þ": "th", "ŀ": "l"}
+)
 
 
 def _mark_class() -> str:
@@ -99,8 +104,9 @@ def _mark_class() -> str:
                 ranges[-1] = (ranges[-1][0], cp)
             else:
                 ranges.append((cp, cp))
-    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-                   for a, b in ranges)
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+    )
 
 
 # Anything that is not a letter, digit or combining mark (so Devanagari/Thai words stay whole).
@@ -117,8 +123,10 @@ _TECH_TOKENS = [
     (re.compile(r"\bdot\s?net\b"), " dotnet "),
 ]
 # Text that was UTF-8 decoded as cp1252/latin-1 ("NestlÃ©", "â€™").
-_MOJIBAKE_RE = re.compile("[\u00c2\u00c3\u00c5\u00e2][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178"
-                          "\u017d\u017e\u0192\u02c6\u02dc\u2013-\u203a\u20ac\u2122]")
+_MOJIBAKE_RE = re.compile(
+    "[\u00c2\u00c3\u00c5\u00e2][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178"
+    "\u017d\u017e\u0192\u02c6\u02dc\u2013-\u203a\u20ac\u2122]"
+)
 
 
 def _fix_mojibake(text: str) -> str:
@@ -210,7 +218,8 @@ _DE_GENDER_SUFFIX_RE = re.compile(r"(?<=\w)(?:[:*_]|/-?)(?:in|innen)\b|(?<=\w)\(
 _DE_BINNEN_I_RE = re.compile(r"(?<=[a-zäöüß]er)In(?:nen)?\b")
 # French inclusive endings: "Développeur(se)", "Chargé(e)", "Ingénieur·e".
 _FR_GENDER_SUFFIX_RE = re.compile(
-    r"(?<=\w)(?:\((?:e|es|se|ne|euse|rice|trice|ère)\)|[·•](?:e|es|se|ne|euse|rice|trice|ère)\b)", re.I)
+    r"(?<=\w)(?:\((?:e|es|se|ne|euse|rice|trice|ère)\)|[·•](?:e|es|se|ne|euse|rice|trice|ère)\b)", re.I
+)
 # Hebrew slash/dot gender forms: "מנהל/ת", "מנהל.ת", "דרוש/ה", "סטודנט/ית", "דרוש/דרושה".
 _HE_GENDER_RE = re.compile("(?<=[\u05d0-\u05ea])[/.](?:ת|ה|ית|יות|ים|ות|ית)(?![\u05d0-\u05ea])")
 _HE_REPEAT_RE = re.compile("\\b([\u05d0-\u05ea]{2,})/\\1[\u05d0-\u05ea]{0,3}(?![\u05d0-\u05ea])")
@@ -218,7 +227,8 @@ _HE_REPEAT_RE = re.compile("\\b([\u05d0-\u05ea]{2,})/\\1[\u05d0-\u05ea]{0,3}(?![
 _GENDER_LETTERS = frozenset({"m", "w", "f", "d", "h", "v", "x", "div", "divers", "diverse", "*"})
 _GENDER_PHRASES_RE = re.compile(
     r"\b(?:all|alle|any)\s+(?:genders?|geschlechter)\b|\bgender\s*(?:neutral|inclusive)\b|"
-    r"\bgenderneutral\b|\bgn\b|\bmwd\b|\bwmd\b|\bmfd\b|\bfmd\b|\bhf\b(?=\s*$)")
+    r"\bgenderneutral\b|\bgn\b|\bmwd\b|\bwmd\b|\bmfd\b|\bfmd\b|\bhf\b(?=\s*$)"
+)
 
 # Trailing qualifiers: "- Remote", "| Hybrid", "(Remote)", "| Germany | Remote", "- Part-Time".
 _QUALIFIER_WORDS = frozenset(
@@ -229,23 +239,37 @@ _QUALIFIER_WORDS = frozenset(
     "americas north america dach benelux germany deutschland netherlands nederland canada israel india "
     "france austria osterreich ireland spain poland portugal voll moglich vollzeit teilzeit befristet "
     "unbefristet festanstellung mobil mobiles arbeiten fulltime parttime thuiswerken hybride "
-    "teletravail partiel month months week weeks year years maternity cover".split())
+    "teletravail partiel month months week weeks year years maternity cover".split()
+)
 _TRAILING_PAREN_RE = re.compile(r"\s*[(\[]([^()\[\]]*)[)\]]\s*$")
 _TRAILING_SEGMENT_RE = re.compile(r"(?:\s*[|,;]|\s+[-–—/]+|[-–—]{2,}|[-–—/]+\s)\s*([^|,;–—()]*?)\s*$")
 # Requisition ids at the end: "– R01536322", "ג- 100001512", "(JR-123456)", "(Ref.Nr.: 46111)".
 _TRAILING_ID_RE = re.compile(
     r"(?:^|[\s\-–—#:(\[])\s*(?:(?:ref|req|requisition|job|id|nr|no|kennziffer)[\s.:#-]*)*"
-    r"[a-z]{0,4}[-_]?\d{5,}\s*[)\]]?\s*$", re.I)
+    r"[a-z]{0,4}[-_]?\d{5,}\s*[)\]]?\s*$",
+    re.I,
+)
 # Salary at the end ("– €70,000–€80,000", "£30k - £35k per annum") and Adzuna's masked "****k".
 _TRAILING_SALARY_RE = re.compile(
     r"[\s\-–—|,(]*(?:up\s+to\s+)?[£$€]\s?\d[\d,.]*\s*k?(?:\s*(?:[-–—]|to)\s*[£$€]?\s?\d[\d,.]*\s*k?)?"
-    r"(?:\s*(?:per|p|/)\s*(?:annum|year|hour|day|a|h|hr))?\s*\)?\s*$", re.I)
+    r"(?:\s*(?:per|p|/)\s*(?:annum|year|hour|day|a|h|hr))?\s*\)?\s*$",
+    re.I,
+)
 _MASKED_SALARY_RE = re.compile(r"\*{3,}\s*k?\b", re.I)
 
 _TITLE_ABBREVIATIONS = {
-    "sr": "senior", "snr": "senior", "jr": "junior", "jnr": "junior", "mgr": "manager",
-    "eng": "engineer", "engr": "engineer", "dev": "developer", "asst": "assistant",
-    "assoc": "associate", "mgmt": "management", "vp": "vice president",
+    "sr": "senior",
+    "snr": "senior",
+    "jr": "junior",
+    "jnr": "junior",
+    "mgr": "manager",
+    "eng": "engineer",
+    "engr": "engineer",
+    "dev": "developer",
+    "asst": "assistant",
+    "assoc": "associate",
+    "mgmt": "management",
+    "vp": "vice president",
 }
 _ROMAN_ANYWHERE = {"ii": "2", "iii": "3", "iv": "4", "vi": "6"}
 _ROMAN_LAST = {"i": "1", "v": "5"}
@@ -318,7 +342,8 @@ def _title(text: str) -> str | None:
 _RAW_GENDER_TAG_RE = re.compile(
     r"[(\[]?\s*\b(?:m|w|f|d|h|v|x|div|divers)\s*"
     r"(?:[/|,]\s*(?:m|w|f|d|h|v|x|div|divers)\b\s*){1,3}\*?\s*[)\]]?",
-    re.I)
+    re.I,
+)
 
 
 def _strip_gender_tags_raw(text: str) -> str:
@@ -366,15 +391,21 @@ _WEB_SUFFIX_RE = re.compile(r"(?<=\w)\.(?:com|net|org|io|ai|co|de|nl|at|in|ca|fr
 # "Amazon Web Services EMEA SARL, Dutch Branch", "Acme GmbH & Co. KG").
 _LEGAL_CUT = frozenset(
     "ltd limited plc llc llp lllp pllc inc incorporated corp corporation gmbh mbh gesmbh kgaa bv "
-    "sarl sasu eurl srl spzoo pvt pty pte oyj bhd sdn ulc ltee ltda ug בעמ".split())
+    "sarl sasu eurl srl spzoo pvt pty pte oyj bhd sdn ulc ltee ltda ug בעמ".split()
+)
 # Short forms that are also ordinary words: removed only at the end of the name.
-_LEGAL_TRAILING = frozenset(
-    "co cos company ag kg se sa sas as asa ab oy nv spa sl lp pc ev eg og kft cv vof private "
-    "group holding holdings and und et plc aor dutch branch ער".split()) | _LEGAL_CUT
+_LEGAL_TRAILING = (
+    frozenset(
+        "co cos company ag kg se sa sas as asa ab oy nv spa sl lp pc ev eg og kft cv vof private "
+        "group holding holdings and und et plc aor dutch branch ער".split()
+    )
+    | _LEGAL_CUT
+)
 # Country/region words at the end: "The Works UK", "MBE - Netherlands", "Amazon ... EMEA".
 _COMPANY_TRAILING_GEO = frozenset(
     "uk usa emea europe eu india germany deutschland netherlands nederland israel canada france "
-    "austria osterreich schweiz switzerland international".split())
+    "austria osterreich schweiz switzerland international".split()
+)
 _COMPANY_LEADING = frozenset({"the", "het"})
 
 
@@ -470,15 +501,30 @@ _REGIONS = _table(
     "île-de-france|ile de france|a8=idf;hauts-de-france=hdf;occitanie=occ;pays de la loire|b5=pdl;"
     "auvergne-rhône-alpes=ara;nouvelle-aquitaine=naq;provence-alpes-côte d'azur=pac;"
     "bretagne|brittany=bre;normandie|normandy=nor;grand est=ges;bourgogne-franche-comté=bfc;"
-    "centre-val de loire=cvl;corse|corsica=cor")
+    "centre-val de loire=cvl;corse|corsica=cor"
+)
 _REGION_CODES = frozenset(_REGIONS.values()) | {"ts"}
 _US_STATE_CODES = frozenset(
     "al ak az ar ca co ct de fl ga hi id il in ia ks ky la me md ma mi mn ms mo mt ne nv nh nj nm ny "
-    "nc nd oh ok or pa ri sc sd tn tx ut vt va wa wv wi wy dc pr".split())
+    "nc nd oh ok or pa ri sc sd tn tx ut vt va wa wv wi wy dc pr".split()
+)
 # Names that are a city as well as a region: kept as a city when they stand alone.
-_CITY_STATES = frozenset(_key(n) for n in (
-    "new york", "washington", "utrecht", "groningen", "berlin", "hamburg", "bremen", "delhi",
-    "quebec", "salzburg", "limburg"))
+_CITY_STATES = frozenset(
+    _key(n)
+    for n in (
+        "new york",
+        "washington",
+        "utrecht",
+        "groningen",
+        "berlin",
+        "hamburg",
+        "bremen",
+        "delhi",
+        "quebec",
+        "salzburg",
+        "limburg",
+    )
+)
 
 _COUNTRIES = _table(
     "united states|united states of america|usa|us|u s|u s a=united states;"
@@ -491,7 +537,8 @@ _COUNTRIES = _table(
     "sweden|se=sweden;denmark|dk=denmark;norway|no=norway;finland|fi=finland;"
     "luxembourg|lu=luxembourg;czech republic|czechia|cz=czechia;australia|au=australia;"
     "singapore|sg=singapore;new zealand|nz=new zealand;mexico|mx=mexico;brazil|br=brazil;"
-    "japan|jp=japan;china|cn=china;greece|gr=greece;romania|ro=romania")
+    "japan|jp=japan;china|cn=china;greece|gr=greece;romania|ro=romania"
+)
 _COUNTRY_CODES = frozenset(k for k in _COUNTRIES if len(k) == 2)
 
 _CITY_ALIASES = _table(
@@ -505,29 +552,58 @@ _CITY_ALIASES = _table(
     "ירושלים=jerusalem;חיפה=haifa;הרצליה=herzliya;"
     "פתח תקווה|פתח תקוה|petach tikva|petah tiqwa|petah tikvah=petah tikva;"
     "רעננה|raanana=raanana;באר שבע|beersheba|be er sheva=beer sheva;רמת גן=ramat gan;"
-    "נתניה=netanya;יקנעם|yokneam illit=yokneam;montréal=montreal")
+    "נתניה=netanya;יקנעם|yokneam illit=yokneam;montréal=montreal"
+)
 # Districts of a big city collapse to the city: "Amsterdam Zuid", "Berlin-Kreuzberg".
-_MAJOR_CITIES = tuple(_key(c) + " " for c in (
-    "amsterdam", "berlin", "london", "munich", "hamburg", "paris", "rotterdam", "bengaluru",
-    "toronto", "tel aviv", "vienna", "dublin", "madrid", "cologne", "frankfurt", "glasgow",
-    "manchester", "birmingham", "edinburgh", "dallas", "houston", "chicago", "new york"))
+_MAJOR_CITIES = tuple(
+    _key(c) + " "
+    for c in (
+        "amsterdam",
+        "berlin",
+        "london",
+        "munich",
+        "hamburg",
+        "paris",
+        "rotterdam",
+        "bengaluru",
+        "toronto",
+        "tel aviv",
+        "vienna",
+        "dublin",
+        "madrid",
+        "cologne",
+        "frankfurt",
+        "glasgow",
+        "manchester",
+        "birmingham",
+        "edinburgh",
+        "dallas",
+        "houston",
+        "chicago",
+        "new york",
+    )
+)
 
 _PAREN_RE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _POSTCODE_RE = re.compile(
     r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"  # UK: SW1A 1AA, M1 1AE
     r"|\b\d{4}\s?[A-Z]{2}\b"  # NL: 1012 AB
     r"|\b\d{5}-\d{4}\b|\b\d{4,7}\b",  # US ZIP+4, ZIP, DE/FR/AT/IL/IN postcodes
-    re.I)
+    re.I,
+)
 _REMOTE_RE = re.compile(
     r"\b(?:fully\s+)?remote(?:\s+(?:job|work|first|only|friendly))?\b|\bwork(?:ing)?\s+from\s+home\b|"
     r"\bwfh\b|\bhome\s*-?\s*office\b|\bwerk\s+van(?:uit)?\s+thuis\b|\bthuiswerk(?:en)?\b|"
-    r"\btele-?travail\b|\btélétravail\b|\banywhere\b|\bworldwide\b|\bglobal\b", re.I)
+    r"\btele-?travail\b|\btélétravail\b|\banywhere\b|\bworldwide\b|\bglobal\b",
+    re.I,
+)
 _LOCATION_NOISE_RE = re.compile(
     r"\bhybrid(?:\s+work)?\b|\bon-?site\b|\bflexible\b|\b(?:multiple|various|several)\s+locations?\b|"
     r"\bselect\s+locations?\b|\bnationwide\b|\btime\s*zones?\b|\btimezones?\b|"
     r"\bcity\s+cent(?:re|er)\b|\bcentrum\b|"
     r"\bmetropolitan\b|\bmetroplex\b|\bmetro\b|\bgreater\b|\barea\b|\bregion\b|\bcentral\b(?!\s+district)",
-    re.I)
+    re.I,
+)
 _LIST_SPLIT_RE = re.compile(r"\s*(?:;|\||\s/\s|/|\s+-\s+|\s+or\s+|\s+&\s+)\s*", re.I)
 _LEADING_IN_RE = re.compile(r"^\s*(?:in|near|bei|im)\s+(?=\S)", re.I)
 
@@ -537,7 +613,7 @@ def _canonical_part(part: str) -> str:
     if key in _CITY_ALIASES:
         return _CITY_ALIASES[key]
     for city in _MAJOR_CITIES:
-        if key.startswith(city) and not all(w in _REGION_CODES for w in key[len(city):].split()):
+        if key.startswith(city) and not all(w in _REGION_CODES for w in key[len(city) :].split()):
             return city.strip()
     words = ["st" if w in ("saint", "sankt") else "fort" if w == "ft" else w for w in key.split()]
     return " ".join(words)
@@ -555,8 +631,16 @@ def _parse_location(text: str) -> tuple[str | None, str | None]:
     parts = [_key(_LEADING_IN_RE.sub("", p)) for p in first.split(",")]
     parts = [p for p in parts if p]
     # Countries in the middle ("Cheshire, UK, Cheshire").
-    parts = [p for i, p in enumerate(parts) if i == 0 or i == len(parts) - 1 or not (
-        p in _COUNTRIES and (p not in _COUNTRY_CODES or p not in _US_STATE_CODES and p not in _REGION_CODES))]
+    parts = [
+        p
+        for i, p in enumerate(parts)
+        if i == 0
+        or i == len(parts) - 1
+        or not (
+            p in _COUNTRIES
+            and (p not in _COUNTRY_CODES or p not in _US_STATE_CODES and p not in _REGION_CODES)
+        )
+    ]
 
     country: str | None = None
     # Trailing countries: full names always; 2-letter codes in "City, Region, CC" or after a
@@ -565,8 +649,11 @@ def _parse_location(text: str) -> tuple[str | None, str | None]:
         last = parts[-1]
         prev = parts[-2] if len(parts) > 1 else None
         is_name = last in _COUNTRIES and last not in _COUNTRY_CODES
-        is_code = last in _COUNTRY_CODES and prev is not None and (
-            len(parts) >= 3 or prev in _REGION_CODES or prev in _REGIONS or last not in _US_STATE_CODES)
+        is_code = (
+            last in _COUNTRY_CODES
+            and prev is not None
+            and (len(parts) >= 3 or prev in _REGION_CODES or prev in _REGIONS or last not in _US_STATE_CODES)
+        )
         if not (is_name or is_code) or len(parts) == 1 and not is_name:
             break
         country = country or _COUNTRIES[last]
@@ -581,8 +668,11 @@ def _parse_location(text: str) -> tuple[str | None, str | None]:
         parts = []
 
     region_only = False
-    if len(parts) == 1 and parts[0] not in _CITY_STATES and (
-            parts[0] in _REGIONS or parts[0] in _REGION_CODES):
+    if (
+        len(parts) == 1
+        and parts[0] not in _CITY_STATES
+        and (parts[0] in _REGIONS or parts[0] in _REGION_CODES)
+    ):
         parts = [_REGIONS.get(parts[0], parts[0])]
         region_only = True
     else:
@@ -612,8 +702,7 @@ def normalize_location(s: pd.Series) -> pd.Series:
         ...     "Amsterdam, North Holland, Netherlands", "Amsterdam, NH, NL", "Remote - USA"])).tolist()
         ['dallas tx', 'dallas tx', 'amsterdam nh', 'amsterdam nh', 'remote']
     """
-    return _map_unique(_check_series(s, "normalize_location"),
-                       lambda t: _parse_location(t)[0], "string")
+    return _map_unique(_check_series(s, "normalize_location"), lambda t: _parse_location(t)[0], "string")
 
 
 def location_city(s: pd.Series) -> pd.Series:
@@ -699,7 +788,8 @@ _TRUNK_IN_BRACKETS_RE = re.compile(r"(?<=\d)\s*\(0\)\s*")  # "+43 (0) 5242 ..." 
 # ITU country codes: 1 and 7 have one digit, these have two, all others three.
 _TWO_DIGIT_COUNTRY_CODES = frozenset(
     "20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 "
-    "81 82 84 86 90 91 92 93 94 95 98".split())
+    "81 82 84 86 90 91 92 93 94 95 98".split()
+)
 
 
 def _national_number(digits: str, international: bool) -> str:
@@ -724,8 +814,12 @@ def _phones(text: str) -> tuple[str, ...] | None:
         if not 8 <= len(digits) <= 15:
             continue
         international = m.group(0).lstrip("( ").startswith("+") or digits.startswith("00")
-        if not (international or digits.startswith("0") or _NANP_RE.match(cand)
-                or (digits.startswith("1") and len(digits) == 11 and _NANP_RE.match(cand[1:].strip(" -.")))):
+        if not (
+            international
+            or digits.startswith("0")
+            or _NANP_RE.match(cand)
+            or (digits.startswith("1") and len(digits) == 11 and _NANP_RE.match(cand[1:].strip(" -.")))
+        ):
             continue
         if len(set(digits)) <= 2:  # 00000000, 0101010101
             continue
@@ -788,7 +882,8 @@ JOB_BOARD_DOMAINS: frozenset[str] = frozenset(
     applytojob.com oraclecloud.com join.com softgarden.io softgarden.de rippling.com dayforcehcm.com
     ultipro.com paylocity.com paycomonline.net adp.com brassring.com csod.com phenompeople.com
     eightfold.ai pinpointhq.com homerun.co recruiterbox.com zohorecruit.com zohorecruit.eu
-    """.split())
+    """.split()
+)
 # Free e-mail providers: an address there is a contact, its domain is not the employer's.
 FREE_MAIL_DOMAINS: frozenset[str] = frozenset(
     """
@@ -798,7 +893,8 @@ FREE_MAIL_DOMAINS: frozenset[str] = frozenset(
     web.de t-online.de freenet.de mail.ru yandex.ru yandex.com zoho.com rediffmail.com orange.fr
     free.fr laposte.net sfr.fr wanadoo.fr ziggo.nl kpnmail.nl planet.nl walla.co.il 012.net.il
     bezeqint.net btinternet.com sky.com qq.com 163.com
-    """.split())
+    """.split()
+)
 # Links found in every ad of a kind (social networks, link shorteners, EEO/government boilerplate).
 GENERIC_DOMAINS: frozenset[str] = frozenset(
     """
@@ -806,17 +902,23 @@ GENERIC_DOMAINS: frozenset[str] = frozenset(
     bit.ly t.co tinyurl.com goo.gl forms.gle ow.ly buff.ly google.com googleapis.com gstatic.com
     w3.org schema.org wikipedia.org github.com medium.com eeoc.gov dol.gov uscis.gov
     e-verify.gov ada.gov ofccp.gov justice.gov
-    """.split())
+    """.split()
+)
 _NON_EMPLOYER_DOMAINS = JOB_BOARD_DOMAINS | FREE_MAIL_DOMAINS | GENERIC_DOMAINS
 
 # Second-level labels under which registrations happen ("acme.co.uk", "acme.com.au", "tau.ac.il").
 _PUBLIC_SECOND_LEVEL = frozenset(
-    "co com org net ac gov edu ltd plc nhs gc gv or ne sch mil nic res gen".split())
+    "co com org net ac gov edu ltd plc nhs gc gv or ne sch mil nic res gen".split()
+)
 _TWO_LABEL_SUFFIXES = frozenset({"github.io", "herokuapp.com", "azurewebsites.net", "blogspot.com", "co.com"})
-_URL_HOST_RE = re.compile(r"(?:\b(?:https?|ftp)://(?:[^\s/@<>\"']*@)?|(?<![\w.@-])(?=www\.))"
-                          r"((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})(?![a-z0-9-])", re.I)
+_URL_HOST_RE = re.compile(
+    r"(?:\b(?:https?|ftp)://(?:[^\s/@<>\"']*@)?|(?<![\w.@-])(?=www\.))"
+    r"((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})(?![a-z0-9-])",
+    re.I,
+)
 _BARE_DOMAIN_RE = re.compile(
-    r"^\s*((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})\.?\s*(?:[/:?#].*)?$", re.I)
+    r"^\s*((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})\.?\s*(?:[/:?#].*)?$", re.I
+)
 
 
 def _registrable(host: str) -> str | None:
@@ -825,7 +927,8 @@ def _registrable(host: str) -> str | None:
         return None
     n = 2
     if len(labels) >= 3 and (
-            labels[-2] in _PUBLIC_SECOND_LEVEL or ".".join(labels[-2:]) in _TWO_LABEL_SUFFIXES):
+        labels[-2] in _PUBLIC_SECOND_LEVEL or ".".join(labels[-2:]) in _TWO_LABEL_SUFFIXES
+    ):
         n = 3
     return ".".join(labels[-n:])
 

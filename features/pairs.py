@@ -39,11 +39,12 @@ FEATURES: list[str] = [
     "title_ratio",
     "title_token_set",
     "title_equal",
+    "title_level_differs",
+    "title_words_only_one_side",
     "company_token_set",
     "company_equal",
     "occupation_token_set",
-    "location_token_set",
-    "city_equal",
+    "location_conflict",
     "email_match",
     "phone_match",
     "domain_match",
@@ -133,6 +134,61 @@ def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.n
     return out
 
 
+LEVEL_WORDS = frozenset(
+    "senior junior lead principal staff head chief director manager intern internship trainee graduate "
+    "entry associate assistant vp apprentice apprenticeship werkstudent praktikant praktikum stagiaire stage "
+    "alternance medior mid student expert specialist supervisor coordinator officer 1 2 3 4 5 i ii iii iv v".split()
+)
+
+
+def _title_words(titles: pd.Series) -> pd.Series:
+    """Word sets of normalised strings such as titles or locations (empty set where missing)."""
+    uniques = {t: frozenset(str(t).split()) for t in titles.dropna().unique()}
+    return titles.map(uniques).where(titles.notna(), frozenset())
+
+
+def _title_differences(
+    titles: pd.Series, left: np.ndarray, right: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair: do the seniority/level words differ (1/0), and how many words are in one title only.
+
+    A senior and a junior role, or level II and III, are different vacancies even when the body
+    text is one template. NaN where either title is missing.
+    """
+    words = _title_words(titles).to_numpy(dtype=object)
+    present = titles.notna().to_numpy()
+    level_differs = np.full(len(left), np.nan)
+    only_one_side = np.full(len(left), np.nan)
+    both = np.flatnonzero(present[left] & present[right])
+    for p in both:
+        a, b = words[left[p]], words[right[p]]
+        level_differs[p] = float((a & LEVEL_WORDS) != (b & LEVEL_WORDS))
+        only_one_side[p] = float(len(a ^ b))
+    return level_differs, only_one_side
+
+
+def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """1 where both ads name a place and neither place appears in the other's location; 0 where
+    they agree, one names the other's city ("Filton, Bristol" / "Bristol"), or one side is only
+    generic (a country, a region, "remote"); NaN where either ad gives no location at all.
+
+    Sites write one place many ways, so only two different specific places count against a pair.
+    """
+    city_same = _equal(fields["city"], left, right)
+    out = np.where(np.isnan(city_same), 0.0, 1.0 - city_same)
+    differing = np.flatnonzero(out == 1.0)
+    if len(differing):
+        words = _title_words(fields["location"]).to_numpy(dtype=object)
+        cities = fields["city"].fillna("").astype(str).to_numpy(dtype=object)
+        for p in differing:
+            a, b = left[p], right[p]
+            if frozenset(cities[a].split()) <= words[b] or frozenset(cities[b].split()) <= words[a]:
+                out[p] = 0.0
+    located = fields["location"].notna().to_numpy()
+    out[~(located[left] & located[right])] = np.nan
+    return out
+
+
 def build_pair_features(inputs: PairInputs, left: np.ndarray, right: np.ndarray) -> pd.DataFrame:
     """The `FEATURES` columns for pairs (left[p], right[p]) of ads in `inputs`.
 
@@ -169,11 +225,13 @@ def build_pair_features(inputs: PairInputs, left: np.ndarray, right: np.ndarray)
     out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio)
     out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio)
     out["title_equal"] = _equal(fields["title_tokens"], left, right)
+    out["title_level_differs"], out["title_words_only_one_side"] = _title_differences(
+        fields["title"], left, right
+    )
     out["company_token_set"] = _string_similarity(fields["company"], left, right, fuzz.token_set_ratio)
     out["company_equal"] = _equal(fields["company"], left, right)
     out["occupation_token_set"] = _string_similarity(fields["occupation"], left, right, fuzz.token_set_ratio)
-    out["location_token_set"] = _string_similarity(fields["location"], left, right, fuzz.token_set_ratio)
-    out["city_equal"] = _equal(fields["city"], left, right)
+    out["location_conflict"] = _location_conflict(fields, left, right)
     out["email_match"] = _shared_item(fields["emails"], left, right)
     out["phone_match"] = _shared_item(fields["phones"], left, right)
     out["domain_match"] = _shared_item(fields["domains"], left, right)
@@ -183,6 +241,7 @@ def build_pair_features(inputs: PairInputs, left: np.ndarray, right: np.ndarray)
     out["date_gap_days"] = gap
     out["same_source"] = _equal(fields["source"], left, right)
     return pd.DataFrame({name: out[name] for name in FEATURES})
+
 
 # +1: a higher value can only make a duplicate more likely (keeps the model sane on data unlike
 # its training data); 0: no constraint.
@@ -200,14 +259,17 @@ INCREASING_FEATURES = {
     "title_equal",
     "company_token_set",
     "company_equal",
-    "location_token_set",
-    "city_equal",
     "email_match",
     "phone_match",
     "domain_match",
 }
+# -1: a higher value can only make a duplicate less likely.
+DECREASING_FEATURES = {"title_level_differs", "location_conflict"}
 
 
 def monotone_constraints(feature_names: list[str]) -> list[int]:
     """LightGBM `monotone_constraints` for these features, in order."""
-    return [1 if name in INCREASING_FEATURES else 0 for name in feature_names]
+    return [
+        1 if name in INCREASING_FEATURES else -1 if name in DECREASING_FEATURES else 0
+        for name in feature_names
+    ]

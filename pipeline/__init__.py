@@ -10,4 +10,13 @@ from pipeline.engine import Deduplicator
 from pipeline.errors import InputError, JobdedupError
 from pipeline.io import Labels, read_ads, read_labels, write_table
 
-__all__ = ["Config", "Deduplicator", "InputError", "JobdedupError", "Labels", "read_ads", "read_labels", "write_table"]
+__all__ = [
+    "Config",
+    "Deduplicator",
+    "InputError",
+    "JobdedupError",
+    "Labels",
+    "read_ads",
+    "read_labels",
+    "write_table",
+]

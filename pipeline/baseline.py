@@ -42,7 +42,12 @@ def minhash_threshold_baseline(batch: PreparedBatch, labels: Labels, config: Con
         components = connected_components(graph, directed=False)[1]
         result = DedupResult(
             pairs=pd.DataFrame(
-                {"ad_id_a": ad_ids[left], "ad_id_b": ad_ids[right], "probability": estimate, "is_duplicate": keep}
+                {
+                    "ad_id_a": ad_ids[left],
+                    "ad_id_b": ad_ids[right],
+                    "probability": estimate,
+                    "is_duplicate": keep,
+                }
             ),
             groups=pd.DataFrame({"ad_id": ad_ids, "group_id": _group_ids(ad_ids, components)}),
             candidates=CandidateReport(total_pairs=len(pairs)),

@@ -21,8 +21,7 @@ import pandas as pd
 from pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
 _BAND_MULTIPLIERS = np.array(
-    [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xD6E8FEB86659FD93, 0xA0761D6478BD642F]
-    * 8,
+    [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xD6E8FEB86659FD93, 0xA0761D6478BD642F] * 8,
     dtype=np.uint64,
 )
 
@@ -99,7 +98,9 @@ def band_keys(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
     return keys
 
 
-def lsh_candidates(signatures: np.ndarray, bands: int, rows: int, max_bucket_size: int) -> tuple[np.ndarray, dict]:
+def lsh_candidates(
+    signatures: np.ndarray, bands: int, rows: int, max_bucket_size: int
+) -> tuple[np.ndarray, dict]:
     """Pairs of docs agreeing on at least one LSH band; docs without shingles are skipped."""
     usable = np.flatnonzero(signatures[:, 0] != EMPTY_SIGNATURE_VALUE)
     keys = band_keys(signatures[usable], bands, rows)

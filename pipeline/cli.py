@@ -38,7 +38,9 @@ FIGURE_ROWS = [
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=None, help="seed for permutations, splits and trees (default 1)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seed for permutations, splits and trees (default 1)"
+    )
     parser.add_argument("--jobs", type=int, default=None, help="threads to use (default 2)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--debug", action="store_true", help="show a full traceback on errors")
@@ -59,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train on the bundled training ads, deduplicate the bundled held-out ads and print "
         "precision/recall beside the plain MinHash-threshold way.",
     )
-    demo.add_argument("--out", type=Path, default=Path("jobdedup-demo"), help="output folder (default ./jobdedup-demo)")
+    demo.add_argument(
+        "--out", type=Path, default=Path("jobdedup-demo"), help="output folder (default ./jobdedup-demo)"
+    )
     _common(demo)
 
     train = commands.add_parser(
@@ -68,10 +72,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit boilerplate statistics and the pair classifier on ADS with LABELS (pairs or groups form), "
         "pick the decision threshold for --target-precision on held-out vacancies, and save the model.",
     )
-    train.add_argument("--ads", type=Path, required=True, help="ads file (.csv, .jsonl or .parquet)")
-    train.add_argument("--labels", type=Path, required=True, help="labels: pairs (ad_id_a, ad_id_b, label) or groups (ad_id, group_id)")
+    train.add_argument(
+        "--ads",
+        type=Path,
+        required=True,
+        action="append",
+        help="ads file (.csv, .jsonl or .parquet); repeat --ads/--labels to pool several labelled sets",
+    )
+    train.add_argument(
+        "--labels",
+        type=Path,
+        required=True,
+        action="append",
+        help="labels for the --ads at the same position: pairs (ad_id_a, ad_id_b, label) or groups (ad_id, group_id)",
+    )
     train.add_argument("--model", type=Path, required=True, help="where to write the model (.json)")
-    train.add_argument("--target-precision", type=float, default=None, help="precision the threshold aims for (default 0.98)")
+    train.add_argument(
+        "--target-precision", type=float, default=None, help="precision the threshold aims for (default 0.98)"
+    )
     train.add_argument("--force", action="store_true", help="overwrite an existing model file")
     _common(train)
 
@@ -96,7 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--labels", type=Path, required=True, help="labels file (pairs or groups form)")
     evaluate.add_argument("--model", type=Path, default=None, help="model file (default: the bundled model)")
     evaluate.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
-    evaluate.add_argument("--baseline", action="store_true", help="also score the plain MinHash-threshold way")
+    evaluate.add_argument(
+        "--baseline", action="store_true", help="also score the plain MinHash-threshold way"
+    )
     _common(evaluate)
     return parser
 
@@ -131,7 +151,9 @@ def format_figures(figures: dict[str, Any], baseline: dict[str, Any] | None = No
     for key, label in FIGURE_ROWS:
         if key not in figures:
             continue
-        lines.append(f"{label:<36}{_fmt(figures[key]):>12}" + (f"{_fmt(baseline.get(key)):>20}" if baseline else ""))
+        lines.append(
+            f"{label:<36}{_fmt(figures[key]):>12}" + (f"{_fmt(baseline.get(key)):>20}" if baseline else "")
+        )
     return "\n".join(lines)
 
 
@@ -154,10 +176,14 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.model.exists() and not args.force:
         raise JobdedupError(f"{args.model}: exists; pass --force to overwrite it")
+    if len(args.ads) != len(args.labels):
+        raise JobdedupError(
+            f"give one --labels per --ads (got {len(args.ads)} --ads and {len(args.labels)} --labels)"
+        )
     config = _config(args, target_precision=args.target_precision)
-    ads = read_ads(args.ads, config.max_description_chars)
-    labels = read_labels(args.labels, ads=ads)
-    model = Deduplicator(config).fit(ads, labels)
+    ads_sets = [read_ads(path, config.max_description_chars) for path in args.ads]
+    label_sets = [read_labels(path, ads=ads) for path, ads in zip(args.labels, ads_sets)]
+    model = Deduplicator(config).fit(ads_sets, label_sets)
     model.save(args.model)
     info = model.training_
     print(
@@ -217,29 +243,50 @@ def _json_default(value: Any) -> Any:
     return float(value) if hasattr(value, "__float__") else str(value)
 
 
+TRAINING_SETS = [
+    ("train_ads.parquet", "train_labels.parquet"),
+    ("natural_train_ads.parquet", "natural_train_pairs.csv"),
+]
+HELD_OUT_SETS = [
+    ("synthetic reposts and hard negatives", "test_ads.parquet", "test_labels.parquet"),
+    ("hand-checked natural pairs", "natural_test_ads.parquet", "natural_test_pairs.csv"),
+]
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from pipeline.engine import Deduplicator
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     config = _config(args)
-    train_ads = read_ads(BUNDLED_DATA / "train_ads.parquet")
-    train_labels = read_labels(BUNDLED_DATA / "train_labels.parquet", ads=train_ads)
-    print(f"1/3 train: {len(train_ads)} bundled training ads ({BUNDLED_DATA / 'train_ads.parquet'})")
-    model = Deduplicator(config).fit(train_ads, train_labels)
+    ads_sets = [read_ads(BUNDLED_DATA / ads) for ads, _ in TRAINING_SETS]
+    label_sets = [
+        read_labels(BUNDLED_DATA / labels, ads=ads) for (_, labels), ads in zip(TRAINING_SETS, ads_sets)
+    ]
+    print(
+        f"1/3 train on {sum(len(a) for a in ads_sets)} bundled training ads "
+        f"({', '.join(ads for ads, _ in TRAINING_SETS)} in {BUNDLED_DATA})"
+    )
+    model = Deduplicator(config).fit(ads_sets, label_sets)
     model.save(out / "model.json")
     print(f"    model saved to {out / 'model.json'} (threshold {model.threshold_:.4f})")
-    print("2/3 dedup the bundled held-out ads (other corpora and employers than training)")
-    result, figures, baseline = _evaluate(
-        model, BUNDLED_DATA / "test_ads.parquet", BUNDLED_DATA / "test_labels.parquet", True
-    )
-    _write_outputs(result.pairs, result.groups, out)
-    print(f"    {len(result.groups)} ads; wrote {out / 'pairs.parquet'} and {out / 'groups.parquet'}")
-    print("3/3 evaluate on the held-out labels, end to end:")
-    print(format_figures(figures, baseline))
+    summary = {}
+    for step, (name, ads_file, labels_file) in enumerate(HELD_OUT_SETS):
+        target = out / Path(ads_file).stem.removesuffix("_ads")
+        print(
+            f"{2 + step}/{1 + len(HELD_OUT_SETS)} dedup and evaluate held-out {name} (corpora and employers not in training)"
+        )
+        result, figures, baseline = _evaluate(
+            model, BUNDLED_DATA / ads_file, BUNDLED_DATA / labels_file, True
+        )
+        _write_outputs(result.pairs, result.groups, target)
+        print(
+            f"    {len(result.groups)} ads; wrote {target / 'pairs.parquet'} and {target / 'groups.parquet'}"
+        )
+        print(format_figures(figures, baseline))
+        summary[name] = {**figures, "baseline_minhash_threshold": baseline}
     (out / "evaluation.json").write_text(
-        json.dumps({**figures, "baseline_minhash_threshold": baseline}, indent=2, sort_keys=True, default=_json_default)
-        + "\n"
+        json.dumps(summary, indent=2, sort_keys=True, default=_json_default) + "\n"
     )
     print(f"figures also in {out / 'evaluation.json'}")
     return 0

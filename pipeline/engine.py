@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from features.pairs import FEATURES, build_pair_features, monotone_constraints
 from models.classifier import PairClassifier
 from models.metrics import bcubed, pair_metrics, reduction_ratio
 from models.persistence import load_model_file, save_model_file
+from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import CandidateReport, generate_candidates
 from pipeline.config import Config
 from pipeline.group import GroupReport, group_ads
@@ -55,11 +57,13 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def _fingerprint(ads: pd.DataFrame, labels: Labels) -> str:
+def _fingerprint(ads_sets: list[pd.DataFrame], label_sets: list[Labels]) -> str:
+    """SHA-256 over the training ads (ids, texts) and labels, to tell which data made a model."""
     digest = hashlib.sha256()
-    digest.update(pd.util.hash_pandas_object(ads["ad_id"].astype(str), index=False).to_numpy().tobytes())
-    digest.update(pd.util.hash_pandas_object(ads["description"].fillna("").astype(str), index=False).to_numpy().tobytes())
-    digest.update(pd.util.hash_pandas_object(labels.pairs.astype(str), index=False).to_numpy().tobytes())
+    for ads, labels in zip(ads_sets, label_sets):
+        for column in (ads["ad_id"], ads["description"].fillna("")):
+            digest.update(pd.util.hash_pandas_object(column.astype(str), index=False).to_numpy().tobytes())
+        digest.update(pd.util.hash_pandas_object(labels.pairs.astype(str), index=False).to_numpy().tobytes())
     return digest.hexdigest()
 
 
@@ -74,17 +78,35 @@ class Deduplicator:
         self.config = config or Config()
 
     # ----------------------------------------------------------------- training
-    def fit(self, ads: pd.DataFrame, labels: Labels) -> Deduplicator:
-        """Learn boilerplate and train the pair classifier on candidate and labelled pairs."""
+    def fit(
+        self, ads: pd.DataFrame | Sequence[pd.DataFrame], labels: Labels | Sequence[Labels]
+    ) -> Deduplicator:
+        """Learn boilerplate and train the pair classifier on candidate and labelled pairs.
+
+        `ads` and `labels` may be lists of equal length (e.g. synthetic groups and hand-checked
+        natural pairs): each set is prepared on its own and their pairs are pooled.
+        """
+        ads_sets = [ads] if isinstance(ads, pd.DataFrame) else list(ads)
+        label_sets = [labels] if isinstance(labels, Labels) else list(labels)
+        if len(ads_sets) != len(label_sets):
+            raise ValueError("give one labels set per ads set")
         progress = Progress(self.config.show_progress)
-        with progress.stage("prepare", total=len(ads), unit="ads"):
-            batch = prepare_batch(ads, self.config, np.zeros(0, dtype=np.uint64))
-        self.boilerplate_ = batch.batch_boilerplate
-        with progress.stage("candidates"):
-            candidates, _ = self._candidates(batch)
-        left, right, target, groups = _training_pairs(batch.ads, candidates, labels)
-        with progress.stage("features", total=len(left), unit="pairs"):
-            features = build_pair_features(batch.inputs, left, right)
+        no_boilerplate = np.zeros(0, dtype=np.uint64)
+        feature_parts, target_parts, group_parts, boilerplate = [], [], [], []
+        for number, (one_ads, one_labels) in enumerate(zip(ads_sets, label_sets)):
+            with progress.stage("prepare", total=len(one_ads), unit="ads"):
+                batch = prepare_batch(one_ads, self.config, no_boilerplate)
+            boilerplate.append(batch.batch_boilerplate)
+            with progress.stage("candidates"):
+                candidates, _ = self._candidates(batch)
+            left, right, target, groups = _training_pairs(batch.ads, candidates, one_labels)
+            with progress.stage("features", total=len(left), unit="pairs"):
+                feature_parts.append(build_pair_features(batch.inputs, left, right))
+            target_parts.append(target)
+            group_parts.append(np.char.add(f"{number}:", groups.astype(str)))
+        self.boilerplate_ = merge_block_sets(*boilerplate)
+        features = pd.concat(feature_parts, ignore_index=True)
+        target = np.concatenate(target_parts)
         self.classifier_ = PairClassifier(
             n_estimators=self.config.n_estimators,
             learning_rate=self.config.learning_rate,
@@ -95,13 +117,13 @@ class Deduplicator:
             seed=self.config.seed,
             jobs=self.config.jobs,
         )
-        with progress.stage("train", total=len(left), unit="pairs"):
-            self.classifier_.fit(features, target, groups)
+        with progress.stage("train", total=len(target), unit="pairs"):
+            self.classifier_.fit(features, target, pd.factorize(np.concatenate(group_parts))[0])
         self.training_ = {
-            "ads": int(len(ads)),
-            "pairs": int(len(left)),
+            "ads": int(sum(len(a) for a in ads_sets)),
+            "pairs": int(len(target)),
             "positives": int(target.sum()),
-            "fingerprint": _fingerprint(batch.ads, labels),
+            "fingerprint": _fingerprint(ads_sets, label_sets),
             "validation": self.classifier_.validation_,
         }
         return self
@@ -144,7 +166,9 @@ class Deduplicator:
         with progress.stage("score", total=len(left), unit="pairs"):
             probability = self.score(batch, left, right)
         accepted = probability >= self.threshold_
-        edges = pd.DataFrame({"i": left[accepted], "j": right[accepted], "probability": probability[accepted]})
+        edges = pd.DataFrame(
+            {"i": left[accepted], "j": right[accepted], "probability": probability[accepted]}
+        )
         grouping = GroupReport()
         with progress.stage("group", total=int(accepted.sum()), unit="links"):
             labels = group_ads(
@@ -168,9 +192,16 @@ class Deduplicator:
             }
         )
         groups = pd.DataFrame(
-            {"ad_id": ad_ids, "group_id": group_ids, "group_size": np.bincount(labels)[labels], "status": batch.status.to_numpy()}
+            {
+                "ad_id": ad_ids,
+                "group_id": group_ids,
+                "group_size": np.bincount(labels)[labels],
+                "status": batch.status.to_numpy(),
+            }
         )
-        return DedupResult(pairs=pairs, groups=groups, candidates=candidate_report, grouping=grouping, batch=batch)
+        return DedupResult(
+            pairs=pairs, groups=groups, candidates=candidate_report, grouping=grouping, batch=batch
+        )
 
     def dedup(self, ads: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Find duplicates among `ads`: returns (pairs, groups) as in the data contract."""
@@ -178,7 +209,9 @@ class Deduplicator:
         return result.pairs, result.groups
 
     # --------------------------------------------------------------- evaluation
-    def evaluate(self, ads: pd.DataFrame, labels: Labels, result: DedupResult | None = None) -> dict[str, Any]:
+    def evaluate(
+        self, ads: pd.DataFrame, labels: Labels, result: DedupResult | None = None
+    ) -> dict[str, Any]:
         """End-to-end figures against labels (the `--json` keys of the contract)."""
         result = result or self.run(ads)
         return evaluate_result(result, labels, self.threshold_)
@@ -211,7 +244,9 @@ class Deduplicator:
                 f"{path}: model was trained on other features than this jobdedup computes; retrain it"
             )
         model = cls(Config.from_dict(manifest["config"]))
-        model.classifier_ = PairClassifier.from_text(booster, manifest["threshold"], manifest["classifier_params"])
+        model.classifier_ = PairClassifier.from_text(
+            booster, manifest["threshold"], manifest["classifier_params"]
+        )
         model.boilerplate_ = np.array([int(h, 16) for h in manifest["boilerplate_blocks"]], dtype=np.uint64)
         model.training_ = manifest.get("training", {})
         model.versions_ = manifest.get("versions", {})
@@ -247,7 +282,9 @@ def _vacancy_of(ads: pd.DataFrame, labels: Labels) -> pd.Series:
     a = position.reindex(positives["ad_id_a"]).to_numpy()
     b = position.reindex(positives["ad_id_b"]).to_numpy()
     ok = ~(np.isnan(a) | np.isnan(b))
-    graph = coo_matrix((np.ones(ok.sum()), (a[ok].astype(int), b[ok].astype(int))), shape=(len(ids), len(ids)))
+    graph = coo_matrix(
+        (np.ones(ok.sum()), (a[ok].astype(int), b[ok].astype(int))), shape=(len(ids), len(ids))
+    )
     return pd.Series(connected_components(graph, directed=False)[1].astype(str), index=ads.index)
 
 
@@ -268,7 +305,9 @@ def _training_pairs(
     cand_right = candidates["j"].to_numpy()
     if labels.all_pairs_known:
         labelled_ads = np.zeros(n, dtype=bool)
-        labelled_ads[position.reindex(labels.groups["ad_id"].astype(str)).dropna().astype(int).to_numpy()] = True
+        labelled_ads[position.reindex(labels.groups["ad_id"].astype(str)).dropna().astype(int).to_numpy()] = (
+            True
+        )
         usable = labelled_ads[cand_left] & labelled_ads[cand_right]
         cand_left, cand_right = cand_left[usable], cand_right[usable]
         cand_target = (vacancy[cand_left] == vacancy[cand_right]).astype(int)
@@ -278,9 +317,10 @@ def _training_pairs(
         in_labels = np.isin(cand_codes, codes.index.to_numpy())
         cand_left, cand_right = cand_left[in_labels], cand_right[in_labels]
         cand_target = codes.reindex(cand_codes[in_labels]).to_numpy().astype(int)
-    left = np.concatenate([cand_left, lab_left])
-    right = np.concatenate([cand_right, lab_right])
-    target = np.concatenate([cand_target, lab_target])
+    # Explicitly labelled pairs first, so that they win over labels implied by groups.
+    left = np.concatenate([lab_left, cand_left])
+    right = np.concatenate([lab_right, cand_right])
+    target = np.concatenate([lab_target, cand_target])
     _, first = np.unique(left * n + right, return_index=True)
     first = np.sort(first)
     left, right, target = left[first], right[first], target[first]

@@ -63,7 +63,9 @@ def _cut_oversized(
     return parts
 
 
-def _average_linkage(members: np.ndarray, scores: dict[tuple[int, int], float], link_threshold: float) -> np.ndarray:
+def _average_linkage(
+    members: np.ndarray, scores: dict[tuple[int, int], float], link_threshold: float
+) -> np.ndarray:
     """Cluster labels of `members` by average linkage on 1 − probability, cut at the threshold."""
     k = len(members)
     left, right = np.triu_indices(k, 1)

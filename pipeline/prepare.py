@@ -46,7 +46,10 @@ class PreparedBatch:
 
 def _status(words: np.ndarray, fields: pd.DataFrame) -> pd.Series:
     has_fields = (
-        fields["title"].notna() | fields["company"].notna() | fields["emails"].notna() | fields["phones"].notna()
+        fields["title"].notna()
+        | fields["company"].notna()
+        | fields["emails"].notna()
+        | fields["phones"].notna()
     ).to_numpy()
     status = np.where(words > 0, STATUS_OK, np.where(has_fields, STATUS_FIELDS_ONLY, STATUS_NOT_COMPARABLE))
     return pd.Series(status, index=fields.index, dtype=object)
@@ -83,7 +86,10 @@ def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarr
         core_words=np.diff(core_ptr),
     )
     return PreparedBatch(
-        ads=ads, inputs=inputs, batch_boilerplate=batch_boilerplate, status=_status(tokens.words_per_doc, fields)
+        ads=ads,
+        inputs=inputs,
+        batch_boilerplate=batch_boilerplate,
+        status=_status(tokens.words_per_doc, fields),
     )
 
 

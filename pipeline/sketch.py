@@ -88,8 +88,12 @@ def tokenize(cleaned: Sequence[str]) -> Tokens:
                 block_docs.append(doc)
                 block_hashes.append(hash_block(" ".join(block_words).encode()))
     codes, uniques = pd.factorize(pd.Series(words, dtype=object), sort=False)
-    unique_hashes = np.fromiter((hash_block(w.encode()) for w in uniques), dtype=np.uint64, count=len(uniques))
-    unique_is_number = np.fromiter((_DIGIT.search(w) is not None for w in uniques), dtype=bool, count=len(uniques))
+    unique_hashes = np.fromiter(
+        (hash_block(w.encode()) for w in uniques), dtype=np.uint64, count=len(uniques)
+    )
+    unique_is_number = np.fromiter(
+        (_DIGIT.search(w) is not None for w in uniques), dtype=bool, count=len(uniques)
+    )
     word_hash = unique_hashes[codes] if len(words) else np.zeros(0, dtype=np.uint64)
     word_is_number = unique_is_number[codes] if len(words) else np.zeros(0, dtype=bool)
     lengths = np.asarray(block_lengths, dtype=np.int64)

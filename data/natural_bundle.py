@@ -1,0 +1,65 @@
+"""Bundle the hand-checked natural pairs with their ads, split like the synthetic data.
+
+Pairs whose ads both come from training corpora go to training; pairs touching a test corpus
+(`data.make_labels.DEFAULT_TEST_CORPORA`) are held out. Writes, into `--out`:
+
+- `natural_train_ads.parquet`, `natural_train_pairs.csv`
+- `natural_test_ads.parquet`, `natural_test_pairs.csv`
+
+Run (needs the real corpus, which is not bundled):
+    python -m data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from data.make_labels import DEFAULT_TEST_CORPORA
+
+PAIRS_FILE = Path(__file__).resolve().parent / "natural_pairs.csv"
+PAIR_COLUMNS = ["ad_id_a", "ad_id_b", "label", "stratum", "reason"]
+
+
+def split_natural_pairs(pairs: pd.DataFrame, test_corpora: list[str]) -> dict[str, pd.DataFrame]:
+    """Pairs by split: a pair touching any test corpus is held out."""
+    corpus_a = pairs["ad_id_a"].str.split(":").str[0]
+    corpus_b = pairs["ad_id_b"].str.split(":").str[0]
+    is_test = corpus_a.isin(test_corpora) | corpus_b.isin(test_corpora)
+    return {"train": pairs[~is_test], "test": pairs[is_test]}
+
+
+def bundle(real_ads: pd.DataFrame, pairs: pd.DataFrame, out: Path, test_corpora: list[str]) -> None:
+    """Write the ads and pairs of each split; print a one-line summary per split."""
+    out.mkdir(parents=True, exist_ok=True)
+    for split, split_pairs in split_natural_pairs(pairs, test_corpora).items():
+        ids = pd.unique(pd.concat([split_pairs["ad_id_a"], split_pairs["ad_id_b"]]))
+        ads = real_ads[real_ads["ad_id"].isin(ids)].copy()
+        ads["origin"] = "natural"
+        ads.sort_values("ad_id").to_parquet(
+            out / f"natural_{split}_ads.parquet", index=False, compression="zstd"
+        )
+        split_pairs[PAIR_COLUMNS].to_csv(out / f"natural_{split}_pairs.csv", index=False)
+        print(
+            f"{split}: {len(split_pairs)} pairs ({int((split_pairs['label'] == '1').sum())} duplicates), {len(ads)} ads"
+        )
+
+
+def main() -> None:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--ads", type=Path, required=True, help="real_ads.parquet")
+    parser.add_argument("--pairs", type=Path, default=PAIRS_FILE, help="hand-checked pairs CSV")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    args = parser.parse_args()
+    real_ads = pd.read_parquet(args.ads)
+    pairs = pd.read_csv(args.pairs, dtype=str)
+    bundle(real_ads, pairs, args.out, DEFAULT_TEST_CORPORA)
+
+
+if __name__ == "__main__":
+    main()
