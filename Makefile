@@ -23,11 +23,14 @@ test: $(STAMP)
 ## model: retrain the bundled default model reproducibly from the bundled data
 model: $(STAMP)
 	$(BIN)/jobdedup train --ads data/train_ads.parquet --labels data/train_labels.parquet \
-		--model models/default/model.json --seed 1 --force
+		--ads data/natural_train_ads.parquet --labels data/natural_train_pairs.csv \
+		--model models/default/model.json --seed 1 --force --quiet
 
 ## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)
 labels: $(STAMP)
-	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out data
+	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
+	$(BIN)/python -m data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
+	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
 
 ## lint: ruff (installed on demand)
 lint: $(STAMP)

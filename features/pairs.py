@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
+from xxhash import xxh3_64_intdigest
 
 from features.shingle_sets import ShingleSets, intersection_sizes
 
@@ -141,10 +142,14 @@ LEVEL_WORDS = frozenset(
 )
 
 
-def _title_words(titles: pd.Series) -> pd.Series:
-    """Word sets of normalised strings such as titles or locations (empty set where missing)."""
-    uniques = {t: frozenset(str(t).split()) for t in titles.dropna().unique()}
-    return titles.map(uniques).where(titles.notna(), frozenset())
+def _word_sets(values: pd.Series) -> ShingleSets:
+    """Per row, the set of its words as 64-bit hashes (empty where missing); each distinct string once."""
+    strings = values.astype(object).where(values.notna(), "")
+    codes, uniques = pd.factorize(strings)
+    unique_sets = ShingleSets.from_lists(
+        [[xxh3_64_intdigest(w.encode()) for w in str(u).split()] for u in uniques]
+    )
+    return unique_sets.subset(codes)
 
 
 def _title_differences(
@@ -155,15 +160,18 @@ def _title_differences(
     A senior and a junior role, or level II and III, are different vacancies even when the body
     text is one template. NaN where either title is missing.
     """
-    words = _title_words(titles).to_numpy(dtype=object)
     present = titles.notna().to_numpy()
-    level_differs = np.full(len(left), np.nan)
-    only_one_side = np.full(len(left), np.nan)
-    both = np.flatnonzero(present[left] & present[right])
-    for p in both:
-        a, b = words[left[p]], words[right[p]]
-        level_differs[p] = float((a & LEVEL_WORDS) != (b & LEVEL_WORDS))
-        only_one_side[p] = float(len(a ^ b))
+    levels = titles.astype(object).map(
+        lambda t: " ".join(sorted(set(t.split()) & LEVEL_WORDS)) if isinstance(t, str) else ""
+    )
+    level_code = pd.factorize(levels)[0]
+    words = _word_sets(titles)
+    shared = intersection_sizes(words, left, right)
+    both = present[left] & present[right]
+    level_differs = np.where(both, (level_code[left] != level_code[right]).astype(float), np.nan)
+    only_one_side = np.where(
+        both, (words.sizes[left] + words.sizes[right] - 2 * shared).astype(float), np.nan
+    )
     return level_differs, only_one_side
 
 
@@ -176,14 +184,10 @@ def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray
     """
     city_same = _equal(fields["city"], left, right)
     out = np.where(np.isnan(city_same), 0.0, 1.0 - city_same)
-    differing = np.flatnonzero(out == 1.0)
-    if len(differing):
-        words = _title_words(fields["location"]).to_numpy(dtype=object)
-        cities = fields["city"].fillna("").astype(str).to_numpy(dtype=object)
-        for p in differing:
-            a, b = left[p], right[p]
-            if frozenset(cities[a].split()) <= words[b] or frozenset(cities[b].split()) <= words[a]:
-                out[p] = 0.0
+    cities, places = _word_sets(fields["city"]), _word_sets(fields["location"])
+    a_in_b = intersection_sizes(cities, left, right, other=places) == cities.sizes[left]
+    b_in_a = intersection_sizes(cities, right, left, other=places) == cities.sizes[right]
+    out[(out == 1.0) & (a_in_b | b_in_a)] = 0.0
     located = fields["location"].notna().to_numpy()
     out[~(located[left] & located[right])] = np.nan
     return out

@@ -85,7 +85,9 @@ class PairClassifier:
             valid_sets=[valid_set],
             callbacks=[lgb.early_stopping(40, verbose=False)],
         )
-        valid_scores = self.booster_.predict(features.iloc[valid_idx], num_iteration=self.booster_.best_iteration)
+        valid_scores = self.booster_.predict(
+            features.iloc[valid_idx], num_iteration=self.booster_.best_iteration
+        )
         self.threshold_ = threshold_for_precision(valid_scores, labels[valid_idx], self.target_precision)
         self.validation_ = {"pairs": int(len(valid_idx)), "positives": int(labels[valid_idx].sum())}
         return self
@@ -94,7 +96,9 @@ class PairClassifier:
         """(n, 2) array: probability of "different" and of "duplicate" for each pair."""
         if len(features) == 0:
             return np.zeros((0, 2))
-        positive = self.booster_.predict(features[self.feature_names_], num_iteration=self.booster_.best_iteration)
+        positive = self.booster_.predict(
+            features[self.feature_names_], num_iteration=self.booster_.best_iteration
+        )
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, features: pd.DataFrame) -> np.ndarray:

@@ -52,6 +52,9 @@ def save_model_file(path: str | Path, manifest: dict[str, Any], booster: str, ov
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump(document, stream, sort_keys=True)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp_name, 0o666 & ~umask)
         os.replace(temp_name, path)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
@@ -62,7 +65,9 @@ def load_model_file(path: str | Path) -> tuple[dict[str, Any], str]:
     """Read and verify a model file; returns (manifest, booster text) or raises ModelFileError."""
     path = Path(path)
     if not path.is_file():
-        raise ModelFileError(f"{path}: model file not found; train one with `jobdedup train` or leave --model out")
+        raise ModelFileError(
+            f"{path}: model file not found; train one with `jobdedup train` or leave --model out"
+        )
     raw = path.read_bytes()
     try:
         document = json.loads(raw.decode("utf-8"))

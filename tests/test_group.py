@@ -15,15 +15,15 @@ def _edges(rows):
 def test_chain_through_a_middle_ad_is_split():
     # 0~1 and 1~2 strongly, but 0 and 2 share nothing.
     report = GroupReport()
-    labels = group_ads(3, _edges([(0, 1, 0.99), (1, 2, 0.98)]), lambda a, b: np.zeros(len(a)), 0.6, 60, report)
+    labels = group_ads(
+        3, _edges([(0, 1, 0.99), (1, 2, 0.98)]), lambda a, b: np.zeros(len(a)), 0.6, 60, report
+    )
     assert labels[0] != labels[2]
     assert report.components_split == 1 and report.extra_pairs_scored == 1
 
 
 def test_true_group_with_all_pairs_similar_stays_together():
-    labels = group_ads(
-        4, _edges([(0, 1, 0.99), (1, 2, 0.97)]), lambda a, b: np.full(len(a), 0.95), 0.6, 60
-    )
+    labels = group_ads(4, _edges([(0, 1, 0.99), (1, 2, 0.97)]), lambda a, b: np.full(len(a), 0.95), 0.6, 60)
     assert labels[0] == labels[1] == labels[2] and labels[3] != labels[0]
 
 

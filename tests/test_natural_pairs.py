@@ -14,7 +14,9 @@ REQUIRED = ["ad_id_a", "ad_id_b", "label", "stratum", "corpus", "jaccard5", "rea
 @pytest.fixture(scope="module")
 def pairs() -> pd.DataFrame:
     assert CSV.exists(), f"missing {CSV}"
-    return pd.read_csv(CSV, dtype={"ad_id_a": str, "ad_id_b": str, "reason": str, "stratum": str, "corpus": str})
+    return pd.read_csv(
+        CSV, dtype={"ad_id_a": str, "ad_id_b": str, "reason": str, "stratum": str, "corpus": str}
+    )
 
 
 def test_columns(pairs):

@@ -1,0 +1,216 @@
+"""The command line as users meet it: round trips on small real ads, help, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from pipeline.cli import main
+from tests.conftest import DATA
+
+COMMANDS = ["demo", "train", "dedup", "evaluate"]
+
+
+def _subset(tmp_path, n_groups: int = 60):
+    """A small real-ad sample as CSV: whole label groups, so labels stay consistent."""
+    ads = pd.read_parquet(DATA / "test_ads.parquet")
+    labels = pd.read_parquet(DATA / "test_labels.parquet")
+    keep = labels["group_id"].drop_duplicates().iloc[:n_groups]
+    labels = labels[labels["group_id"].isin(keep)]
+    ads = ads[ads["ad_id"].isin(labels["ad_id"])]
+    ads.to_csv(tmp_path / "ads.csv", index=False)
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    return ads, labels
+
+
+def test_train_dedup_evaluate_round_trip(tmp_path, capsys):
+    ads, _ = _subset(tmp_path)
+    train_ads = pd.read_parquet(DATA / "train_ads.parquet").iloc[:500]
+    train_labels = pd.read_parquet(DATA / "train_labels.parquet")
+    train_ads.to_parquet(tmp_path / "train.parquet")
+    train_labels[train_labels["ad_id"].isin(train_ads["ad_id"])].to_parquet(tmp_path / "train_labels.parquet")
+    model = tmp_path / "model.json"
+    assert (
+        main(
+            [
+                "train",
+                "--ads",
+                str(tmp_path / "train.parquet"),
+                "--labels",
+                str(tmp_path / "train_labels.parquet"),
+                "--model",
+                str(model),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert "threshold" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "dedup",
+                "--ads",
+                str(tmp_path / "ads.csv"),
+                "--model",
+                str(model),
+                "--out",
+                str(tmp_path / "out"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    groups = pd.read_parquet(tmp_path / "out" / "groups.parquet")
+    pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
+    assert sorted(groups["ad_id"]) == sorted(ads["ad_id"].astype(str))
+    assert list(pairs.columns[:4]) == ["ad_id_a", "ad_id_b", "probability", "is_duplicate"]
+    assert (
+        main(
+            [
+                "evaluate",
+                "--ads",
+                str(tmp_path / "ads.csv"),
+                "--labels",
+                str(tmp_path / "labels.csv"),
+                "--model",
+                str(model),
+                "--json",
+                str(tmp_path / "eval.json"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    figures = json.loads((tmp_path / "eval.json").read_text())
+    for key in (
+        "precision",
+        "recall",
+        "f1",
+        "pr_auc",
+        "threshold",
+        "candidate_recall",
+        "candidate_pairs",
+        "labelled_pairs",
+        "bcubed_precision",
+        "bcubed_recall",
+    ):
+        assert key in figures
+    assert figures["f1"] > 0.8 and figures["labelled_pairs"] > 0
+
+
+def test_default_model_is_used_when_model_is_left_out(tmp_path):
+    _subset(tmp_path, n_groups=20)
+    assert main(["dedup", "--ads", str(tmp_path / "ads.csv"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert (tmp_path / "out" / "groups.parquet").exists()
+
+
+def test_console_script_runs_in_a_subprocess(tmp_path):
+    _subset(tmp_path, n_groups=15)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "evaluate",
+            "--ads",
+            str(tmp_path / "ads.csv"),
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--baseline",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "MinHash threshold" in done.stdout and "precision" in done.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "--seed" in capsys.readouterr().out
+
+
+def test_errors_are_one_line_without_traceback(tmp_path):
+    (tmp_path / "ads.csv").write_text("ad_id,title\n1,Chef\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "dedup",
+            "--ads",
+            str(tmp_path / "ads.csv"),
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "description" in lines[0] and "ads.csv" in lines[0]
+
+
+def test_refuses_a_pickle_model_without_running_it(tmp_path):
+    import pickle
+
+    marker = tmp_path / "payload-ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    (tmp_path / "model.pkl").write_bytes(pickle.dumps(Payload()))
+    _subset(tmp_path, n_groups=5)
+    code = main(
+        [
+            "dedup",
+            "--ads",
+            str(tmp_path / "ads.csv"),
+            "--model",
+            str(tmp_path / "model.pkl"),
+            "--out",
+            str(tmp_path / "out"),
+            "--quiet",
+        ]
+    )
+    assert code == 2 and not marker.exists()
+
+
+def test_train_refuses_to_overwrite_without_force(tmp_path, capsys):
+    model = tmp_path / "model.json"
+    model.write_text("{}")
+    code = main(
+        [
+            "train",
+            "--ads",
+            str(DATA / "test_ads.parquet"),
+            "--labels",
+            str(DATA / "test_labels.parquet"),
+            "--model",
+            str(model),
+            "--quiet",
+        ]
+    )
+    assert code == 2 and "--force" in capsys.readouterr().err
+
+
+def test_demo_trains_dedups_and_evaluates_bundled_data(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("F1") == 2 and "MinHash threshold" in out
+    summary = json.loads((tmp_path / "evaluation.json").read_text())
+    assert set(summary) == {"synthetic reposts and hard negatives", "hand-checked natural pairs"}
+    assert (tmp_path / "model.json").exists() and (tmp_path / "test" / "groups.parquet").exists()

@@ -1,0 +1,103 @@
+"""The Python API end to end on the bundled real-ad sample, with the shipped default model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pipeline.engine import Deduplicator
+from pipeline.sketch import shingle_sets, tokenize
+from pipeline.clean import clean_descriptions
+
+
+def test_groups_list_every_input_ad_once_and_pairs_follow_the_contract(test_ads, test_result):
+    groups, pairs = test_result.groups, test_result.pairs
+    assert sorted(groups["ad_id"]) == sorted(test_ads["ad_id"])
+    assert groups["ad_id"].is_unique
+    assert {"ad_id_a", "ad_id_b", "probability", "is_duplicate"} <= set(pairs.columns)
+    assert (pairs["ad_id_a"] != pairs["ad_id_b"]).all()
+    assert pairs["probability"].between(0, 1).all()
+    # An accepted pair is always inside one group.
+    group_of = groups.set_index("ad_id")["group_id"]
+    accepted = pairs[pairs["is_duplicate"]]
+    assert (
+        accepted["ad_id_a"].map(group_of).to_numpy() == accepted["ad_id_b"].map(group_of).to_numpy()
+    ).all()
+
+
+def test_held_out_quality_beats_the_plain_way(default_model, test_ads, test_labels, test_result):
+    from pipeline.baseline import minhash_threshold_baseline
+
+    figures = default_model.evaluate(test_ads, test_labels, result=test_result)
+    baseline = minhash_threshold_baseline(test_result.batch, test_labels, default_model.config)
+    assert figures["precision"] >= 0.97 and figures["f1"] >= 0.95
+    assert figures["f1"] > baseline["f1"] + 0.1
+    for key in ("recall", "pr_auc", "candidate_recall", "bcubed_precision", "bcubed_recall"):
+        assert 0.0 <= figures[key] <= 1.0
+
+
+def _shingle_jaccard(texts: list[str]) -> float:
+    tokens = tokenize(clean_descriptions(pd.Series(texts)).tolist())
+    sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, 5)
+    a, b = set(sets.row(0).tolist()), set(sets.row(1).tolist())
+    return len(a & b) / len(a | b) if a | b else float("nan")
+
+
+def test_low_overlap_reposts_are_found(test_ads, test_labels, test_result):
+    """Labelled reposts whose texts share only 30-45 % of their shingles still end up grouped."""
+    positives = test_labels.pairs[test_labels.pairs["label"] == 1]
+    text = test_ads.set_index("ad_id")["description"].fillna("")
+    jaccard = np.array(
+        [_shingle_jaccard([text[a], text[b]]) for a, b in zip(positives["ad_id_a"], positives["ad_id_b"])]
+    )
+    low = positives[(jaccard >= 0.30) & (jaccard <= 0.45)]
+    assert len(low) >= 20
+    group_of = test_result.groups.set_index("ad_id")["group_id"]
+    found = (low["ad_id_a"].map(group_of).to_numpy() == low["ad_id_b"].map(group_of).to_numpy()).mean()
+    assert found >= 0.9
+
+
+def test_template_sharing_different_vacancies_are_not_grouped(test_ads, test_result):
+    """Hard negatives built from one template (other town, other level) stay apart from their base ad."""
+    origin = test_ads.set_index("ad_id")["origin"]
+    group_of = test_result.groups.set_index("ad_id")["group_id"]
+    text = test_ads.set_index("ad_id")["description"].fillna("")
+    negatives = [i for i in origin.index if origin[i] in ("negative:other_town", "negative:other_level")]
+    assert len(negatives) >= 20
+    base_ids = [i.split("#")[0] for i in negatives]
+    overlap = np.array([_shingle_jaccard([text[n], text[b]]) for n, b in zip(negatives, base_ids)])
+    assert np.nanmedian(overlap) > 0.6  # they really do share the template
+    merged = np.array([group_of[n] == group_of[b] for n, b in zip(negatives, base_ids)])
+    assert merged.mean() <= 0.05
+
+
+def test_same_seed_gives_identical_outputs(default_model, test_ads):
+    sample = test_ads.iloc[:200]
+    first_pairs, first_groups = default_model.dedup(sample)
+    second_pairs, second_groups = default_model.dedup(sample)
+    pd.testing.assert_frame_equal(first_pairs, second_pairs)
+    pd.testing.assert_frame_equal(first_groups, second_groups)
+
+
+def test_fit_save_load_round_trip(tmp_path, test_ads, test_labels):
+    from pipeline.config import Config
+
+    model = Deduplicator(Config(show_progress=False, n_estimators=40)).fit(test_ads, test_labels)
+    model.save(tmp_path / "m.json")
+    loaded = Deduplicator.load(tmp_path / "m.json").with_config(show_progress=False)
+    sample = test_ads.iloc[:150]
+    pd.testing.assert_frame_equal(model.dedup(sample)[0], loaded.dedup(sample)[0])
+    assert loaded.threshold_ == model.threshold_
+    assert np.array_equal(loaded.boilerplate_, model.boilerplate_)
+
+
+def test_hand_checked_natural_pairs_held_out(default_model):
+    """Natural cross-site reposts and templates from corpora the model never trained on."""
+    from pipeline.io import read_ads, read_labels
+    from tests.conftest import DATA
+
+    ads = read_ads(DATA / "natural_test_ads.parquet")
+    labels = read_labels(DATA / "natural_test_pairs.csv", ads=ads)
+    figures = default_model.evaluate(ads, labels)
+    assert figures["labelled_pairs"] == len(labels.pairs) and figures["labelled_duplicates"] >= 50
+    assert figures["precision"] >= 0.85 and figures["recall"] >= 0.8

@@ -1,0 +1,123 @@
+"""Pair features: symmetric, NaN for unknown fields, overlap measures right."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from features.pairs import FEATURES, build_pair_features
+from pipeline.config import Config
+from pipeline.prepare import prepare_batch
+
+WORDS = [f"word{i}" for i in range(120)]
+
+
+def _ads(rows):
+    base = {
+        "title": pd.NA,
+        "company": pd.NA,
+        "location": pd.NA,
+        "occupation": pd.NA,
+        "contact": pd.NA,
+        "url": pd.NA,
+        "posted_at": pd.NA,
+        "source": pd.NA,
+        "language": pd.NA,
+    }
+    return pd.DataFrame([{**base, **row} for row in rows])
+
+
+def _features(rows, pairs):
+    batch = prepare_batch(_ads(rows), Config(), np.zeros(0, dtype=np.uint64))
+    left = np.array([p[0] for p in pairs])
+    right = np.array([p[1] for p in pairs])
+    return build_pair_features(batch.inputs, left, right)
+
+
+def test_features_are_symmetric_in_the_pair():
+    rows = [
+        {
+            "ad_id": "a",
+            "description": " ".join(WORDS),
+            "title": "Data Engineer",
+            "location": "Leeds",
+            "posted_at": "2024-01-01",
+            "source": "indeed",
+            "contact": "jobs@acme.co.uk",
+        },
+        {
+            "ad_id": "b",
+            "description": " ".join(WORDS[:60]),
+            "title": "Senior Data Engineer",
+            "location": "York",
+            "posted_at": "2024-01-11",
+            "source": "linkedin",
+            "contact": "hr@acme.co.uk",
+        },
+    ]
+    forward = _features(rows, [(0, 1)])
+    backward = _features(rows, [(1, 0)])
+    pd.testing.assert_frame_equal(forward, backward)
+    assert list(forward.columns) == FEATURES
+
+
+def test_snippet_is_contained_in_full_text():
+    rows = [
+        {"ad_id": "full", "description": " ".join(WORDS)},
+        {"ad_id": "snip", "description": " ".join(WORDS[:40])},
+    ]
+    f = _features(rows, [(0, 1)]).iloc[0]
+    assert f["containment_full_max"] == 1.0
+    assert 0.3 < f["jaccard_full"] < 0.35  # 36 of 116 shingles
+
+
+def test_missing_fields_are_nan_not_zero():
+    rows = [{"ad_id": "a", "description": "x y z"}, {"ad_id": "b", "description": ""}]
+    f = _features(rows, [(0, 1)]).iloc[0]
+    for name in (
+        "title_ratio",
+        "company_equal",
+        "location_conflict",
+        "email_match",
+        "date_gap_days",
+        "same_source",
+        "jaccard_full",
+        "minhash_core",
+    ):
+        assert np.isnan(f[name]), name
+
+
+def test_field_matches_and_date_gap():
+    rows = [
+        {
+            "ad_id": "a",
+            "description": "x",
+            "company": "ACME Ltd",
+            "contact": "Call +44 20 7946 0958",
+            "location": "Filton, Bristol",
+            "posted_at": "2024-03-01",
+            "title": "Chef",
+        },
+        {
+            "ad_id": "b",
+            "description": "y",
+            "company": "Acme Limited",
+            "contact": "020 7946 0958",
+            "location": "Bristol, South West England",
+            "posted_at": "2024-03-04T10:00:00",
+            "title": "Chef (m/w/d)",
+        },
+    ]
+    f = _features(rows, [(0, 1)]).iloc[0]
+    assert f["company_equal"] == 1.0 and f["phone_match"] == 1.0 and f["title_equal"] == 1.0
+    assert f["location_conflict"] == 0.0
+    assert 3.0 <= f["date_gap_days"] <= 3.5
+
+
+def test_other_city_and_other_level_are_flagged():
+    rows = [
+        {"ad_id": "a", "description": "x", "title": "Senior Data Engineer", "location": "Manchester"},
+        {"ad_id": "b", "description": "x", "title": "Data Engineer", "location": "Leeds, England, UK"},
+    ]
+    f = _features(rows, [(0, 1)]).iloc[0]
+    assert f["location_conflict"] == 1.0 and f["title_level_differs"] == 1.0
