@@ -97,8 +97,9 @@ class Deduplicator:
             with progress.stage("prepare", total=len(one_ads), unit="ads"):
                 batch = prepare_batch(one_ads, self.config, no_boilerplate)
             boilerplate.append(batch.batch_boilerplate)
-            with progress.stage("candidates"):
+            with progress.stage("candidates", unit="pairs") as bar:
                 candidates, _ = self._candidates(batch)
+                bar.update(len(candidates))
             left, right, target, groups = _training_pairs(batch.ads, candidates, one_labels)
             with progress.stage("features", total=len(left), unit="pairs"):
                 feature_parts.append(build_pair_features(batch.inputs, left, right))
@@ -159,8 +160,9 @@ class Deduplicator:
         progress = Progress(self.config.show_progress)
         with progress.stage("prepare", total=len(ads), unit="ads"):
             batch = self.prepare(ads)
-        with progress.stage("candidates"):
+        with progress.stage("candidates", unit="pairs") as bar:
             candidates, candidate_report = self._candidates(batch)
+            bar.update(len(candidates))
         left = candidates["i"].to_numpy()
         right = candidates["j"].to_numpy()
         with progress.stage("score", total=len(left), unit="pairs"):
