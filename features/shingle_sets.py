@@ -11,12 +11,11 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
-PAIR_CHUNK_ELEMENTS = 20_000_000
+from features.kernels import intersection_counts, sorted_unique_rows
+
 
 
 @dataclass(frozen=True)
@@ -34,12 +33,6 @@ class ShingleSets:
     def __len__(self) -> int:
         return len(self.indptr) - 1
 
-    @cached_property
-    def binary_matrix(self) -> csr_matrix:
-        """0/1 CSR matrix ads × dense shingle ids (computed once per collection)."""
-        ids = np.unique(self.values, return_inverse=True)[1]
-        return _csr(self.indptr, ids, int(ids.max()) + 1 if len(ids) else 1)
-
     def row(self, i: int) -> np.ndarray:
         """Shingle hashes of ad `i`."""
         return self.values[self.indptr[i] : self.indptr[i + 1]]
@@ -55,16 +48,20 @@ class ShingleSets:
 
     @classmethod
     def from_doc_hashes(cls, doc: np.ndarray, hashes: np.ndarray, n_docs: int) -> ShingleSets:
-        """Build from parallel arrays (doc index, hash), with repeats allowed."""
-        order = np.lexsort((hashes, doc))
-        doc_sorted = doc[order]
-        hash_sorted = hashes[order]
-        keep = np.ones(len(order), dtype=bool)
-        keep[1:] = (doc_sorted[1:] != doc_sorted[:-1]) | (hash_sorted[1:] != hash_sorted[:-1])
-        counts = np.bincount(doc_sorted[keep], minlength=n_docs)
+        """Build from parallel arrays (doc index, hash) with `doc` non-decreasing; repeats allowed."""
+        counts = np.bincount(np.asarray(doc, dtype=np.int64), minlength=n_docs)
         indptr = np.zeros(n_docs + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        return cls(indptr=indptr, values=hash_sorted[keep].astype(np.uint64, copy=False))
+        indptr, values = sorted_unique_rows(indptr, hashes)
+        return cls(indptr=indptr, values=values)
+
+    @classmethod
+    def concatenate(cls, parts: list[ShingleSets]) -> ShingleSets:
+        """The rows of several collections, one after the other."""
+        offsets = np.cumsum([0] + [len(p.values) for p in parts[:-1]])
+        indptr = np.concatenate([[0]] + [p.indptr[1:] + off for p, off in zip(parts, offsets)])
+        values = np.concatenate([p.values for p in parts]) if parts else np.zeros(0, np.uint64)
+        return cls(indptr=indptr.astype(np.int64), values=values.astype(np.uint64, copy=False))
 
     def subset(self, rows: np.ndarray) -> ShingleSets:
         """The sets of the given ads, in that order."""
@@ -85,44 +82,13 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def intersection_sizes(
-    sets: ShingleSets, left: np.ndarray, right: np.ndarray, other: ShingleSets | None = None
+    sets: ShingleSets, left: np.ndarray, right: np.ndarray, other: ShingleSets | None = None, threads: int = 2
 ) -> np.ndarray:
-    """|S(left[p]) ∩ S(right[p])| for every pair p, vectorised and chunked.
+    """|S(left[p]) ∩ S(right[p])| for every pair p: a compiled merge of the two sorted rows.
 
-    Shingle hashes are ranked into dense column ids and each side becomes a sparse 0/1 row
-    matrix; the row-wise product of the two gathered matrices counts the shared shingles
-    (scipy merges the sorted rows in C: linear in the set sizes, no sort per pair). `other`
-    gives the right side's sets when they come from another collection (e.g. an index).
+    `other` gives the right side's sets when they come from another collection (e.g. an index).
     """
     right_sets = sets if other is None else other
-    left = np.asarray(left, dtype=np.int64)
-    right = np.asarray(right, dtype=np.int64)
-    if len(left) == 0:
-        return np.zeros(0, dtype=np.int64)
-    left_matrix, right_matrix = _binary_matrices(sets, right_sets)
-    result = np.zeros(len(left), dtype=np.int64)
-    work = np.cumsum(sets.sizes[left] + right_sets.sizes[right])
-    start = 0
-    while start < len(left):
-        offset = work[start - 1] if start else 0
-        stop = start + max(1, int(np.searchsorted(work[start:] - offset, PAIR_CHUNK_ELEMENTS)))
-        product = left_matrix[left[start:stop]].multiply(right_matrix[right[start:stop]])
-        result[start:stop] = np.asarray(product.sum(axis=1)).ravel()
-        start = stop
-    return result
-
-
-def _binary_matrices(left_sets: ShingleSets, right_sets: ShingleSets) -> tuple[csr_matrix, csr_matrix]:
-    """CSR 0/1 matrices (ads × shingle ids) of both collections over one shared id space."""
-    if left_sets is right_sets:
-        return left_sets.binary_matrix, left_sets.binary_matrix
-    joint = np.concatenate([left_sets.values, right_sets.values])
-    ids = np.unique(joint, return_inverse=True)[1]
-    n_ids = int(ids.max()) + 1 if len(ids) else 1
-    split = len(left_sets.values)
-    return _csr(left_sets.indptr, ids[:split], n_ids), _csr(right_sets.indptr, ids[split:], n_ids)
-
-
-def _csr(indptr: np.ndarray, ids: np.ndarray, n_ids: int) -> csr_matrix:
-    data = np.ones(len(ids), dtype=np.int32)
-    return csr_matrix((data, ids.astype(np.int64), indptr), shape=(len(indptr) - 1, n_ids))
+    return intersection_counts(
+        sets.indptr, sets.values, right_sets.indptr, right_sets.values, left, right, threads
+    )

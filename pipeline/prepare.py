@@ -15,7 +15,6 @@ from features.fields import normalize_fields
 from features.pairs import PairInputs
 from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
-from pipeline.clean import clean_descriptions
 from pipeline.config import Config
 from pipeline.sketch import keep_words, minhash_signatures, shingle_sets, tokenize
 
@@ -58,8 +57,7 @@ def _status(words: np.ndarray, fields: pd.DataFrame) -> pd.Series:
 def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray) -> PreparedBatch:
     """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what this batch shows."""
     ads = ads.reset_index(drop=True)
-    cleaned = clean_descriptions(ads["description"])
-    tokens = tokenize(cleaned.tolist())
+    tokens = tokenize(ads["description"].astype(object).where(ads["description"].notna(), "").tolist())
     fields = normalize_fields(ads)
     title_codes = pd.factorize(fields["title_tokens"].fillna("\x00none"))[0]
     batch_boilerplate = find_boilerplate_blocks(
@@ -96,13 +94,11 @@ def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarr
 def _core_or_full(core: ShingleSets, full: ShingleSets) -> ShingleSets:
     """Per ad: the core shingles, or the full ones where the core is empty."""
     use_full = core.sizes == 0
-    doc = np.concatenate(
-        [
-            np.repeat(np.flatnonzero(~use_full), core.sizes[~use_full]),
-            np.repeat(np.flatnonzero(use_full), full.sizes[use_full]),
-        ]
-    )
-    values = np.concatenate(
-        [core.subset(np.flatnonzero(~use_full)).values, full.subset(np.flatnonzero(use_full)).values]
-    )
-    return ShingleSets.from_doc_hashes(doc, values, len(core))
+    sizes = np.where(use_full, full.sizes, core.sizes)
+    indptr = np.zeros(len(core) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    values = np.empty(int(indptr[-1]), dtype=np.uint64)
+    from_full = np.repeat(use_full, sizes)
+    values[from_full] = full.subset(np.flatnonzero(use_full)).values
+    values[~from_full] = core.subset(np.flatnonzero(~use_full)).values
+    return ShingleSets(indptr=indptr, values=values)

@@ -21,16 +21,19 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import xxhash
 from datasketch import MinHash
+from xxhash import xxh3_64_intdigest
 
 from features.shingle_sets import ShingleSets
-from pipeline.clean import split_blocks
+from pipeline.clean import text_for_tokens
 
 WORD = re.compile(r"\w+")
+TOKEN = re.compile(r"\w+|[.!?;:](?=\s)|\n")
+SENTENCE_ENDS = frozenset(".!?;:")
+LONG_LINE_WORDS = 50
 _DIGIT = re.compile(r"\d")
 SIGNATURE_CHUNK_ROWS = 65_536
-EMPTY_SIGNATURE_VALUE = np.iinfo(np.uint64).max
+EMPTY_SIGNATURE_VALUE = np.iinfo(np.uint32).max
 # Odd 64-bit multipliers for the positions of a shingle (from splitmix64 / murmur constants).
 _POSITION_MULTIPLIERS = np.array(
     [
@@ -72,44 +75,68 @@ class Tokens:
         return np.diff(self.doc_ptr)
 
 
-def tokenize(cleaned: Sequence[str]) -> Tokens:
-    """Split cleaned texts into blocks and words; hash each distinct word and block once."""
-    words: list[str] = []
-    block_lengths: list[int] = []
-    block_docs: list[int] = []
-    block_hashes: list[int] = []
-    hash_block = xxhash.xxh3_64_intdigest
-    for doc, text in enumerate(cleaned):
-        for block in split_blocks(text):
-            block_words = WORD.findall(block)
-            if block_words:
-                words.extend(block_words)
-                block_lengths.append(len(block_words))
-                block_docs.append(doc)
-                block_hashes.append(hash_block(" ".join(block_words).encode()))
-    codes, uniques = pd.factorize(pd.Series(words, dtype=object), sort=False)
-    unique_hashes = np.fromiter(
-        (hash_block(w.encode()) for w in uniques), dtype=np.uint64, count=len(uniques)
-    )
-    unique_is_number = np.fromiter(
-        (_DIGIT.search(w) is not None for w in uniques), dtype=bool, count=len(uniques)
-    )
-    word_hash = unique_hashes[codes] if len(words) else np.zeros(0, dtype=np.uint64)
-    word_is_number = unique_is_number[codes] if len(words) else np.zeros(0, dtype=bool)
-    lengths = np.asarray(block_lengths, dtype=np.int64)
-    block_doc = np.asarray(block_docs, dtype=np.int64)
-    word_block = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    words_per_doc = np.bincount(block_doc, weights=lengths, minlength=len(cleaned)).astype(np.int64)
-    doc_ptr = np.zeros(len(cleaned) + 1, dtype=np.int64)
+def tokenize(texts: Sequence[str]) -> Tokens:
+    """Words and blocks of raw descriptions (markup stripped, case-folded); one regex pass per text.
+
+    A block is a line; a line of more than 50 words (flat text) is split into sentences (ending in
+    . ! ? ; : before whitespace). Each distinct word is hashed once; word, block and document
+    bookkeeping is numpy.
+    """
+    tokens: list[str] = []
+    counts = np.zeros(len(texts), dtype=np.int64)
+    find = TOKEN.findall
+    for doc, text in enumerate(texts):
+        found = find(text_for_tokens(text)) if text else []
+        tokens.extend(found)
+        counts[doc] = len(found)
+    codes, uniques = pd.factorize(np.array(tokens, dtype=object)) if tokens else (np.zeros(0, np.int64), [])
+    unique_hash = np.fromiter((xxh3_64_intdigest(u.encode()) for u in uniques), np.uint64, len(uniques))
+    unique_newline = np.fromiter((u == "\n" for u in uniques), bool, len(uniques))
+    unique_sentence_end = np.fromiter((u in SENTENCE_ENDS for u in uniques), bool, len(uniques))
+    unique_number = np.fromiter((_DIGIT.search(u) is not None for u in uniques), bool, len(uniques))
+    token_doc = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+    newline, sentence_end = unique_newline[codes], unique_sentence_end[codes]
+    marker = newline | sentence_end
+    doc_start = np.zeros(len(tokens), dtype=bool)
+    doc_start[(np.cumsum(counts) - counts)[counts > 0]] = True
+    # Blocks are lines; a line of more than LONG_LINE_WORDS words is split into its sentences.
+    line_of_token = np.cumsum(newline | doc_start) - 1
+    words_per_line = np.bincount(line_of_token[~marker], minlength=int(line_of_token[-1]) + 1 if len(tokens) else 0)
+    long_line = words_per_line > LONG_LINE_WORDS
+    block_end = newline | (sentence_end & long_line[line_of_token])
+    block_of_token = np.cumsum(block_end | doc_start) - 1
+    is_word = ~marker
+    word_codes = codes[is_word]
+    word_doc = token_doc[is_word]
+    # Renumber blocks that hold words 0..n-1 (empty blocks between markers vanish).
+    block_ids, word_block = np.unique(block_of_token[is_word], return_inverse=True)
+    block_starts = np.flatnonzero(np.diff(word_block, prepend=-1))
+    word_hash = unique_hash[word_codes]
+    position = np.arange(len(word_block)) - block_starts[word_block]
+    mixed = word_hash * _POSITION_MULTIPLIERS[position % MAX_SHINGLE_SIZE] + position.astype(np.uint64)
+    block_hash = np.add.reduceat(mixed, block_starts) if len(block_starts) else np.zeros(0, np.uint64)
+    words_per_doc = np.bincount(word_doc, minlength=len(texts))
+    doc_ptr = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(words_per_doc, out=doc_ptr[1:])
     return Tokens(
         word_hash=word_hash,
-        word_is_number=word_is_number,
+        word_is_number=unique_number[word_codes],
         doc_ptr=doc_ptr,
-        word_block=word_block,
-        block_hash=np.asarray(block_hashes, dtype=np.uint64),
-        block_doc=block_doc,
+        word_block=word_block.astype(np.int64),
+        block_hash=block_hash.astype(np.uint64),
+        block_doc=word_doc[block_starts] if len(block_starts) else np.zeros(0, np.int64),
     )
+
+
+def block_key(block: str) -> int:
+    """The hash `tokenize` gives a block with this text (to look a block up in a boilerplate set)."""
+    words = WORD.findall(text_for_tokens(block))
+    if not words:
+        return 0
+    word_hash = np.fromiter((xxh3_64_intdigest(w.encode()) for w in words), np.uint64, len(words))
+    position = np.arange(len(words))
+    mixed = word_hash * _POSITION_MULTIPLIERS[position % MAX_SHINGLE_SIZE] + position.astype(np.uint64)
+    return int(mixed.sum(dtype=np.uint64))
 
 
 def keep_words(tokens: Tokens, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,26 +168,30 @@ def shingle_sets(word_hash: np.ndarray, doc_ptr: np.ndarray, k: int) -> ShingleS
     return ShingleSets.from_doc_hashes(doc_of_word[starts], combined, n_docs)
 
 
-def _fmix64(values: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer, as datasketch applies before its affine permutations."""
-    values = values ^ (values >> np.uint64(33))
-    values = values * np.uint64(0xFF51AFD7ED558CCD)
-    values = values ^ (values >> np.uint64(33))
-    values = values * np.uint64(0xC4CEB9FE1A85EC53)
-    return values ^ (values >> np.uint64(33))
+def _fmix32(values: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finalizer, as datasketch applies before its affine permutations."""
+    values = values ^ (values >> np.uint32(16))
+    values = values * np.uint32(0x85EBCA6B)
+    values = values ^ (values >> np.uint32(13))
+    values = values * np.uint32(0xC2B2AE35)
+    return values ^ (values >> np.uint32(16))
 
 
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """datasketch's affine64 permutation parameters (a, b) for `num_perm` and `seed`."""
-    a, b = MinHash(num_perm=num_perm, seed=seed, scheme="affine64").permutations
-    return np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)
+    """datasketch's affine32 permutation parameters (a, b) for `num_perm` and `seed`."""
+    a, b = MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
+    return np.asarray(a, dtype=np.uint32), np.asarray(b, dtype=np.uint32)
 
 
 def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarray:
-    """(n_docs, num_perm) uint64 MinHash signatures; docs without shingles get all-max rows."""
+    """(n_docs, num_perm) uint32 MinHash signatures; docs without shingles get all-max rows.
+
+    The input of the permutations is the low 32 bits of each 64-bit shingle hash (datasketch's
+    affine32 scheme takes 32-bit hashes, like its default sha1_hash32).
+    """
     a, b = permutations(num_perm, seed)
     n_docs = len(sets)
-    signatures = np.full((n_docs, num_perm), EMPTY_SIGNATURE_VALUE, dtype=np.uint64)
+    signatures = np.full((n_docs, num_perm), EMPTY_SIGNATURE_VALUE, dtype=np.uint32)
     nonempty = np.flatnonzero(sets.sizes > 0)
     first = 0
     while first < len(nonempty):
@@ -168,7 +199,7 @@ def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarra
         last = first + max(1, int(np.searchsorted(budget, SIGNATURE_CHUNK_ROWS, side="right")))
         docs = nonempty[first:last]
         lo, hi = sets.indptr[docs[0]], sets.indptr[docs[-1] + 1]
-        mixed = _fmix64(sets.values[lo:hi])
+        mixed = _fmix32(sets.values[lo:hi].astype(np.uint32))
         permuted = mixed[:, None] * a[None, :] + b[None, :]
         signatures[docs] = np.minimum.reduceat(permuted, sets.indptr[docs] - lo, axis=0)
         first = last

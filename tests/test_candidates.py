@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.candidates import generate_candidates, lsh_candidates, lsh_probability, pairs_from_keys
-from pipeline.sketch import minhash_signatures, shingle_sets, tokenize
+from pipeline.sketch import EMPTY_SIGNATURE_VALUE, minhash_signatures, shingle_sets, tokenize
 
 
 def test_pairs_from_equal_keys_only():
@@ -47,7 +47,7 @@ def test_field_blocking_pairs_same_contact_even_without_text_overlap():
             "phones": [pd.NA, pd.NA, pd.NA],
         }
     )
-    signatures = np.full((3, 6), np.iinfo(np.uint64).max, dtype=np.uint64)
+    signatures = np.full((3, 6), EMPTY_SIGNATURE_VALUE, dtype=np.uint32)
     pairs, report = generate_candidates(signatures, fields, 2, 3, 100)
     assert pairs[["i", "j"]].values.tolist() == [[0, 1]]
     assert bool(pairs["via_fields"].iloc[0]) and not bool(pairs["via_lsh"].iloc[0])

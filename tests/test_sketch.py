@@ -31,11 +31,11 @@ def test_shingles_do_not_cross_documents():
     assert set(split.row(0).tolist()) | set(split.row(1).tolist()) < set(joined.row(0).tolist())
 
 
-def test_signatures_match_datasketch_affine64():
+def test_signatures_match_datasketch_affine32():
     sets = _sets(["the quick brown fox jumps over the lazy dog again and again", "x y"])
     signatures = minhash_signatures(sets, 64, seed=7)
     for doc in range(len(sets)):
-        reference = MinHash(num_perm=64, seed=7, hashfunc=lambda v: v, scheme="affine64")
+        reference = MinHash(num_perm=64, seed=7, hashfunc=lambda v: v & 0xFFFFFFFF)
         for value in sets.row(doc):
             reference.update(int(value))
         assert np.array_equal(reference.hashvalues, signatures[doc])
@@ -69,3 +69,13 @@ def test_block_shared_by_many_titles_is_boilerplate_but_not_a_reposted_vacancy()
     assert len(boilerplate) == 1
     keep = core_word_mask(tokens, boilerplate)
     assert keep.sum() == tokens.word_hash.size - 3 * len(blurb.split())
+
+
+def test_ads_whose_text_is_all_boilerplate_are_sketched_on_their_full_text():
+    from features.shingle_sets import ShingleSets
+    from pipeline.prepare import _core_or_full
+
+    core = ShingleSets.from_lists([[], [5, 6], [], [9]])
+    full = ShingleSets.from_lists([[1, 2], [5, 6, 7], [3], [9, 10]])
+    chosen = _core_or_full(core, full)
+    assert [chosen.row(i).tolist() for i in range(4)] == [[1, 2], [5, 6], [3], [9]]
