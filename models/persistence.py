@@ -71,12 +71,16 @@ def load_model_file(path: str | Path) -> tuple[dict[str, Any], str]:
     raw = path.read_bytes()
     try:
         document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise ModelFileError(
-            f"{path}: not a jobdedup model (not JSON; pickle/joblib files are refused and never loaded)"
+            f"{path}: not a jobdedup model (not JSON; pickle/joblib files are refused and never loaded); "
+            "pass a model file saved by `jobdedup train`"
         ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
-        raise ModelFileError(f"{path}: not a jobdedup model file (missing format marker '{FORMAT_NAME}')")
+        raise ModelFileError(
+            f"{path}: not a jobdedup model file (missing format marker '{FORMAT_NAME}'); "
+            "pass a model file saved by `jobdedup train`"
+        )
     version = document.get("format_version")
     if version != FORMAT_VERSION:
         raise ModelFileError(
@@ -85,7 +89,9 @@ def load_model_file(path: str | Path) -> tuple[dict[str, Any], str]:
         )
     manifest, booster = document.get("manifest"), document.get("booster")
     if not isinstance(manifest, dict) or not isinstance(booster, str):
-        raise ModelFileError(f"{path}: model file is truncated or malformed (manifest or booster missing)")
+        raise ModelFileError(
+            f"{path}: model file is truncated or malformed (manifest or booster missing); retrain it"
+        )
     if document.get("checksum") != _checksum(manifest, booster):
         raise ModelFileError(f"{path}: checksum mismatch, the model file was modified or damaged; retrain it")
     return manifest, booster

@@ -25,7 +25,7 @@ _BLOCK_TAG = re.compile(
 _ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _LOOKS_HTML = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(\s[^>]*)?/?>|&[a-zA-Z]{2,8};|&#\d+;")
 _MARKDOWN = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])|[*_`#>]{1,3}|\[([^\]]*)\]\([^)]*\)")
-_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufe0e\ufe0f]")
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufe0e\ufe0f]")
 _SPACES = re.compile(r"[^\S\n]+")
 _NEWLINES = re.compile(r"\s*\n\s*")
 _BULLETS = re.compile(r"^[\-\u2022\u25cf\u25aa\u2013\u2014·•*]+\s*", re.MULTILINE)
@@ -58,6 +58,34 @@ def html_to_text(text: str) -> str:
         text = html.unescape(text)
     text = _MARKDOWN.sub(_markdown_replacement, text)
     return _NEWLINES.sub("\n", _SPACES.sub(" ", text)).strip()
+
+
+def strip_markup(text: str) -> str:
+    """Remove HTML (scripts, styles, comments, tags; block tags become line breaks) and decode
+    entities; text without HTML is returned as it is. The fast path of tokenising.
+
+    Example:
+        >>> strip_markup("<p>a</p><p>b &amp; c</p>").split()
+        ['a', 'b', '&', 'c']
+    """
+    if not _LOOKS_HTML.search(text):
+        return text
+    text = _SCRIPT_STYLE.sub(" ", text)
+    text = _COMMENT.sub(" ", text)
+    text = _BLOCK_TAG.sub("\n", text)
+    return html.unescape(_ANY_TAG.sub(" ", text))
+
+
+def text_for_tokens(text: str) -> str:
+    """Markup stripped and case-folded, NFKC and invisible marks only where the text is not ASCII.
+
+    Whitespace, bullets and Markdown are left alone: tokenising only keeps words, line breaks
+    and sentence ends, so cleaning them would be wasted work on the hot path.
+    """
+    text = strip_markup(text)
+    if text.isascii():
+        return text.lower()
+    return normalize_unicode(text)
 
 
 def normalize_unicode(text: str) -> str:

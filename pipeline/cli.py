@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -35,6 +36,26 @@ FIGURE_ROWS = [
     ("labelled_pairs", "labelled pairs scored"),
     ("threshold", "decision threshold"),
 ]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _max_description_chars(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-description-chars",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="cut longer descriptions to N characters, with a warning (default: the model's, 100000)",
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -91,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--target-precision", type=float, default=None, help="precision the threshold aims for (default 0.98)"
     )
     train.add_argument("--force", action="store_true", help="overwrite an existing model file")
+    _max_description_chars(train)
     _common(train)
 
     dedup = commands.add_parser(
@@ -102,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
     dedup.add_argument("--ads", type=Path, required=True, help="ads file (.csv, .jsonl or .parquet)")
     dedup.add_argument("--model", type=Path, default=None, help="model file (default: the bundled model)")
     dedup.add_argument("--out", type=Path, required=True, help="output folder")
+    dedup.add_argument(
+        "--format",
+        choices=("parquet", "eurostat"),
+        default="parquet",
+        help="eurostat: also write OUT/duplicates.csv (id1,id2,type; no header; id1 < id2), the submission "
+        "file of Eurostat's 2023 deduplication challenge",
+    )
+    _max_description_chars(dedup)
     _common(dedup)
 
     evaluate = commands.add_parser(
@@ -117,7 +147,20 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--baseline", action="store_true", help="also score the plain MinHash-threshold way"
     )
+    evaluate.add_argument(
+        "--report", type=Path, default=None, help="write an HTML report with plots to REPORT/index.html"
+    )
+    _max_description_chars(evaluate)
     _common(evaluate)
+
+    from pipeline.explain import add_explain_parser
+    from pipeline.label_loop import add_label_parser
+
+    add_explain_parser(commands, _common)
+    add_label_parser(commands, _common)
+    from pipeline.index.cli import add_index_parser
+
+    add_index_parser(commands, _common)
     return parser
 
 
@@ -141,6 +184,8 @@ def _load_model(args: argparse.Namespace):
         runtime["jobs"] = args.jobs
     if args.seed is not None:
         runtime["seed"] = args.seed
+    if getattr(args, "max_description_chars", None) is not None:
+        runtime["max_description_chars"] = args.max_description_chars
     return model.with_config(**runtime)
 
 
@@ -180,7 +225,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise JobdedupError(
             f"give one --labels per --ads (got {len(args.ads)} --ads and {len(args.labels)} --labels)"
         )
-    config = _config(args, target_precision=args.target_precision)
+    config = _config(
+        args, target_precision=args.target_precision, max_description_chars=args.max_description_chars
+    )
     ads_sets = [read_ads(path, config.max_description_chars) for path in args.ads]
     label_sets = [read_labels(path, ads=ads) for path, ads in zip(args.labels, ads_sets)]
     model = Deduplicator(config).fit(ads_sets, label_sets)
@@ -198,6 +245,11 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     ads = read_ads(args.ads, model.config.max_description_chars)
     result = model.run(ads)
     _write_outputs(result.pairs, result.groups, args.out)
+    if args.format == "eurostat":
+        from pipeline.eurostat import write_eurostat
+
+        count = write_eurostat(result, args.out / "duplicates.csv")
+        print(f"wrote {count} duplicate pairs to {args.out / 'duplicates.csv'} (Eurostat format)")
     groups = result.groups
     duplicated = int((groups["group_size"] > 1).sum())
     print(
@@ -228,8 +280,18 @@ def _evaluate(model, ads_path: Path, labels_path: Path, with_baseline: bool):
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     model = _load_model(args)
-    _, figures, baseline = _evaluate(model, args.ads, args.labels, args.baseline)
+    result, figures, baseline = _evaluate(model, args.ads, args.labels, args.baseline)
     print(format_figures(figures, baseline))
+    if "per_type" in figures:
+        from pipeline.explain import format_per_type
+
+        print(format_per_type(figures["per_type"]))
+    if args.report:
+        from pipeline.report import write_report
+
+        labels = read_labels(args.labels, ads=result.batch.ads)
+        page = write_report(model, result, labels, figures, args.report)
+        print(f"report written to {page}")
     if args.json:
         document = dict(figures)
         if baseline:
@@ -295,6 +357,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
 COMMANDS = {"demo": cmd_demo, "train": cmd_train, "dedup": cmd_dedup, "evaluate": cmd_evaluate}
 
 
+def _command(name: str):
+    """The function running a command (explain and label live in their own modules)."""
+    if name == "explain":
+        from pipeline.explain import cmd_explain
+
+        return cmd_explain
+    if name == "label":
+        from pipeline.label_loop import cmd_label
+
+        return cmd_label
+    if name == "index":
+        from pipeline.index.cli import cmd_index
+
+        return cmd_index
+    return COMMANDS[name]
+
+_LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Print a warning as one line on stderr: ``warning: <message>`` (no source line, no category)."""
+    text = _LINE_BREAKS.sub(" ", str(message)).strip()
+    print(f"warning: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `jobdedup` console script."""
     parser = build_parser()
@@ -302,12 +389,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
-            warnings.formatwarning = lambda message, category, *rest: f"warning: {message}\n"
-            return COMMANDS[args.command](args)
+            warnings.showwarning = _show_warning  # restored when the block ends
+            return _command(args.command)(args)
     except (JobdedupError, ModelFileError) as error:
         if args.debug:
             raise
-        print(f"jobdedup {args.command}: error: {error}", file=sys.stderr)
+        print(f"jobdedup {args.command}: error: {_LINE_BREAKS.sub(' ', str(error))}", file=sys.stderr)
+        return 2
+    except OSError as error:  # e.g. --out names a file, a full disk, no permission
+        if args.debug:
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        print(
+            f"jobdedup {args.command}: error: {where}{error.strerror or error}; "
+            "check the path and that it is writable.",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print(f"jobdedup {args.command}: interrupted", file=sys.stderr)

@@ -11,23 +11,27 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import warnings
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
 from features.pairs import FEATURES, build_pair_features, monotone_constraints
 from models.classifier import PairClassifier
+from models.dup_types import dup_types_of_pairs, per_type_metrics
 from models.metrics import bcubed, pair_metrics, reduction_ratio
 from models.persistence import load_model_file, save_model_file
 from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import CandidateReport, generate_candidates
 from pipeline.config import Config
+from pipeline.errors import InputWarning
 from pipeline.group import GroupReport, group_ads
-from pipeline.io import Labels
+from pipeline.io import ADS_COLUMNS, Labels
 from pipeline.prepare import PreparedBatch, prepare_batch
 from pipeline.progress import Progress
 
@@ -193,6 +197,11 @@ class Deduplicator:
                 "via_fields": candidates["via_fields"].to_numpy(),
             }
         )
+        # Duplicate type (FULL / SEMANTIC / TEMPORAL / PARTIAL, see models.dup_types) of accepted pairs.
+        duplicate = pairs["is_duplicate"].to_numpy()
+        dup_type = np.full(len(pairs), None, dtype=object)
+        dup_type[duplicate] = dup_types_of_pairs(batch.inputs, left[duplicate], right[duplicate])
+        pairs["dup_type"] = pd.array(dup_type, dtype="string")
         groups = pd.DataFrame(
             {
                 "ad_id": ad_ids,
@@ -201,6 +210,7 @@ class Deduplicator:
                 "status": batch.status.to_numpy(),
             }
         )
+        groups = _with_extra_columns(groups, batch.ads)
         return DedupResult(
             pairs=pairs, groups=groups, candidates=candidate_report, grouping=grouping, batch=batch
         )
@@ -245,13 +255,26 @@ class Deduplicator:
             raise ModelFileError(
                 f"{path}: model was trained on other features than this jobdedup computes; retrain it"
             )
-        model = cls(Config.from_dict(manifest["config"]))
-        model.classifier_ = PairClassifier.from_text(
-            booster, manifest["threshold"], manifest["classifier_params"]
-        )
-        model.boilerplate_ = np.array([int(h, 16) for h in manifest["boilerplate_blocks"]], dtype=np.uint64)
+        try:
+            model = cls(Config.from_dict(manifest["config"]))
+            model.classifier_ = PairClassifier.from_text(
+                booster, manifest["threshold"], manifest["classifier_params"]
+            )
+            model.boilerplate_ = np.array(
+                [int(h, 16) for h in manifest["boilerplate_blocks"]], dtype=np.uint64
+            )
+        except (KeyError, TypeError, ValueError, AttributeError, lgb.basic.LightGBMError) as exc:
+            detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0][:120]
+            raise ModelFileError(
+                f"{path}: model file is malformed ({detail}); retrain it with `jobdedup train`"
+            ) from None
+        if model.classifier_.feature_names_ != FEATURES or not 0.0 <= model.threshold_ <= 1.0:
+            raise ModelFileError(
+                f"{path}: model file is inconsistent (booster features or threshold); retrain it"
+            )
         model.training_ = manifest.get("training", {})
         model.versions_ = manifest.get("versions", {})
+        _warn_on_other_lightgbm(path, model.versions_)
         return model
 
     def with_config(self, **changes: Any) -> Deduplicator:
@@ -261,6 +284,41 @@ class Deduplicator:
         model.boilerplate_ = self.boilerplate_
         model.training_ = getattr(self, "training_", {})
         return model
+
+
+def _warn_on_other_lightgbm(path: str | Path, versions: Any) -> None:
+    """One warning when the model was saved with another major version of LightGBM (it still loads)."""
+    saved = str(versions.get("lightgbm", "")) if isinstance(versions, dict) else ""
+    installed = _versions()["lightgbm"]
+    saved_major, installed_major = saved.split(".")[0], installed.split(".")[0]
+    if saved_major.isdigit() and installed_major.isdigit() and saved_major != installed_major:
+        warnings.warn(
+            InputWarning(
+                f"{path}: model was saved with lightgbm {saved}, this is lightgbm {installed}; "
+                "it loads, but retrain it if its results look wrong."
+            ),
+            stacklevel=3,
+        )
+
+
+def _with_extra_columns(groups: pd.DataFrame, ads: pd.DataFrame) -> pd.DataFrame:
+    """Groups plus the input's extra (non-contract) columns, untouched, after the contract columns.
+
+    Rows of `groups` and `ads` are the same ads in the same order. An extra column whose name is
+    already an output column is carried as ``input_<name>``.
+    """
+    extras = [c for c in ads.columns if c not in ADS_COLUMNS]
+    if not extras:
+        return groups
+    carried = ads[extras].reset_index(drop=True)
+    renamed = {}
+    for name in extras:
+        new = name
+        while new in groups.columns or (new != name and new in carried.columns):
+            new = f"input_{new}"
+        if new != name:
+            renamed[name] = new
+    return pd.concat([groups, carried.rename(columns=renamed)], axis=1)
 
 
 def _group_ids(ad_ids: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -365,11 +423,36 @@ def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> di
             "reduction_ratio": reduction_ratio(len(pairs), n),
         }
     )
+    if "dup_type" in labels.pairs and labels.pairs["dup_type"].notna().any():
+        figures["per_type"] = _per_type(labels, position, codes, truth, predicted, result)
     if labels.groups is not None:
         truth_groups = labels.groups.set_index("ad_id")["group_id"].astype(str)
         predicted_groups = pd.Series(group_of, index=ids)
         figures.update(bcubed(truth_groups, predicted_groups))
     return figures
+
+
+def _per_type(
+    labels: Labels,
+    position: pd.Series,
+    codes: np.ndarray,
+    truth: np.ndarray,
+    predicted: np.ndarray,
+    result: DedupResult,
+) -> dict[str, Any]:
+    """Precision / recall per labelled `dup_type` (see `models.dup_types.per_type_metrics`)."""
+    n = len(position)
+    typed = labels.pairs[labels.pairs["dup_type"].notna()]
+    a = position.reindex(typed["ad_id_a"].astype(str)).to_numpy()
+    b = position.reindex(typed["ad_id_b"].astype(str)).to_numpy()
+    known = ~(np.isnan(a) | np.isnan(b))
+    type_codes = (np.minimum(a, b) * n + np.maximum(a, b))[known].astype(np.int64)
+    truth_type = pd.Series(typed["dup_type"].astype(object).to_numpy()[known], index=type_codes)
+    truth_type = truth_type[~truth_type.index.duplicated()].reindex(codes).to_numpy()
+    predicted_type = np.full(len(codes), None, dtype=object)
+    hit = predicted == 1
+    predicted_type[hit] = dup_types_of_pairs(result.batch.inputs, codes[hit] // n, codes[hit] % n)
+    return per_type_metrics(truth, truth_type, predicted, predicted_type)
 
 
 def _evaluation_universe(

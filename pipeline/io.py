@@ -648,7 +648,9 @@ def validate_ads(
     _require_unique_columns(df, source)
     _require_columns(df, ADS_REQUIRED_COLUMNS, source, "ads")
     if len(df) == 0:
-        raise InputError(f"{source}: no ads (the table has a header but no rows).", path=source)
+        raise InputError(
+            f"{source}: no ads (the table has a header but no rows); add at least one ad.", path=source
+        )
 
     n = len(df)
     columns: dict[str, pd.Series] = {}
@@ -778,7 +780,10 @@ def validate_labels(df: pd.DataFrame, ads: pd.DataFrame | None = None, *, source
             path=source,
         )
     if len(df) == 0:
-        raise InputError(f"{source}: no labels (the table has a header but no rows).", path=source)
+        raise InputError(
+            f"{source}: no labels (the table has a header but no rows); add at least one label.",
+            path=source,
+        )
     labels = _pairs_labels(df, source) if has_pairs else _group_labels(df, source)
     if ads is not None:
         _check_known_ids(labels, ads, source)
@@ -986,7 +991,8 @@ def _require_columns(df: pd.DataFrame, required: tuple[str, ...], source: str, w
     plural = "s" if len(missing) > 1 else ""
     raise InputError(
         f"{source}: required {what} column{plural} {', '.join(repr(m) for m in missing)} missing"
-        f"{''.join(hints)}; columns found: {_show_columns(df)}.",
+        f"{''.join(hints)}; columns found: {_show_columns(df)}; add the missing column{plural} to the "
+        "header.",
         path=source,
         column=missing[0],
     )

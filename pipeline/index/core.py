@@ -1,0 +1,630 @@
+"""The incremental index: score each new batch against everything seen before, keep group ids stable.
+
+`Index.add(ads, model)`:
+1. skip ads already in the index (by `ad_id`; reported), prepare the rest with the model's
+   boilerplate plus the boilerplate learnt from earlier batches;
+2. candidates within the batch (`generate_candidates`, as `dedup` does) and against the index: the
+   batch's LSH band keys and field-blocking keys are joined with the index's key table in one query
+   (buckets over `max_bucket_size` are capped to a star around a hub, as in batch mode);
+3. the index ads that turn up, and the other members of their groups, are read back (compressed
+   rows) and prepared again, so pair features are exactly those batch mode computes;
+4. pairs are scored; `group_ads` runs over the new ads plus the old groups they touch, every old
+   group passed in whole (its inner pairs scored), so the average-linkage anti-chaining guard sees
+   the whole group a new ad wants to join;
+5. reconciliation: old ads never leave their group; a new ad joins the old group its cluster holds;
+   a cluster holding two old groups merges them under the older id (reported in `merges`); other
+   new ads form new groups named after their smallest `ad_id`;
+6. everything is written in one transaction (the store's write lock is held from step 1, so no
+   other writer can change what the batch was matched against).
+
+Example:
+    >>> # index = Index.open("ads.jdx")
+    >>> # pairs, groups, merges = index.add(new_ads, Deduplicator.load("model.json"))
+    >>> # index.stats()["ads"]
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from features.pairs import PairInputs, build_pair_features
+from features.shingle_sets import ShingleSets
+from pipeline.boilerplate import merge_block_sets
+from pipeline.candidates import generate_candidates
+from pipeline.group import GroupReport, group_ads
+from pipeline.index.rows import RowPacker, field_keys, lsh_keys
+from pipeline.index.store import IndexFileError, IndexStore, open_store
+from pipeline.io import validate_ads
+from pipeline.prepare import prepare_batch
+from pipeline.progress import Progress
+
+FORMAT = "jobdedup.index"
+FORMAT_VERSION = 1
+SKETCH_PARAMETERS = ("shingle_size", "lsh_bands", "lsh_rows", "seed")
+STATUS_ALREADY_INDEXED = "already_indexed"
+# Test hook: seconds to sleep inside the write transaction, after the writes and before COMMIT.
+SLEEP_HOOK = "JOBDEDUP_INDEX_SLEEP_BEFORE_COMMIT"
+
+
+class IndexMismatchError(IndexFileError):
+    """The model's sketch parameters differ from those the index was built with."""
+
+
+@dataclass
+class AddResult:
+    """What `Index.add` did. Unpacks as `pairs, groups, merges`.
+
+    Attributes:
+        pairs: candidate pairs with a new ad (`ad_id_a` new, `ad_id_b` new or from the index),
+            `probability`, `is_duplicate`, `via_lsh`, `via_fields`, `b_in_index`.
+        groups: every input ad: `ad_id`, `group_id`, `group_size` (after the add, old members
+            counted), `status` (`already_indexed` for skipped ads), `existing_group`.
+        merges: old groups joined by this batch: `group_id` (kept, older), `merged_group_id`, `ads_moved`.
+        skipped: ad_ids that were already in the index (nothing done for them).
+        report: counts and timings.
+    """
+
+    pairs: pd.DataFrame
+    groups: pd.DataFrame
+    merges: pd.DataFrame
+    skipped: list[str] = field(default_factory=list)
+    report: dict[str, Any] = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter((self.pairs, self.groups, self.merges))
+
+
+def _empty_pairs() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "ad_id_a": pd.Series(dtype=object),
+            "ad_id_b": pd.Series(dtype=object),
+            "probability": pd.Series(dtype=float),
+            "is_duplicate": pd.Series(dtype=bool),
+            "via_lsh": pd.Series(dtype=bool),
+            "via_fields": pd.Series(dtype=bool),
+            "b_in_index": pd.Series(dtype=bool),
+        }
+    )
+
+
+def _empty_merges() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "group_id": pd.Series(dtype=object),
+            "merged_group_id": pd.Series(dtype=object),
+            "ads_moved": pd.Series(dtype=np.int64),
+        }
+    )
+
+
+def concat_inputs(first: PairInputs, second: PairInputs) -> PairInputs:
+    """Rows of `first` then rows of `second`, as one `PairInputs`."""
+
+    def sets(a: ShingleSets, b: ShingleSets) -> ShingleSets:
+        return ShingleSets(
+            indptr=np.concatenate([a.indptr, b.indptr[1:] + a.indptr[-1]]),
+            values=np.concatenate([a.values, b.values]),
+        )
+
+    return PairInputs(
+        fields=pd.concat([first.fields, second.fields], ignore_index=True),
+        full=sets(first.full, second.full),
+        core=sets(first.core, second.core),
+        numbers=sets(first.numbers, second.numbers),
+        signatures=np.vstack([first.signatures, second.signatures]),
+        words=np.concatenate([first.words, second.words]),
+        core_words=np.concatenate([first.core_words, second.core_words]),
+    )
+
+
+def sketch_parameters(config: Any) -> dict[str, int]:
+    """The config values that decide band keys (an index only takes models that agree on them)."""
+    return {name: int(getattr(config, name)) for name in SKETCH_PARAMETERS}
+
+
+class Index:
+    """A persistent, incremental duplicate index (see the module docstring).
+
+    Args:
+        store: the storage backend (`pipeline.index.store.IndexStore`).
+        timeout: seconds a writer waits for another writer before giving up.
+    """
+
+    def __init__(self, store: IndexStore, timeout: float = 60.0) -> None:
+        self.store = store
+        self.timeout = timeout
+
+    @classmethod
+    def open(
+        cls, path: str | Path, *, timeout: float = 60.0, read_only: bool = False, backend: str = "sqlite"
+    ) -> Index:
+        """Open the index at `path`, creating an empty one unless `read_only`."""
+        return cls(open_store(path, backend=backend, read_only=read_only), timeout=timeout)
+
+    def close(self) -> None:
+        """Release the file (a checkpoint folds the write-ahead log back into it)."""
+        self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ add
+    def _check_model(self, config: Any) -> dict[str, Any]:
+        meta = self.store.meta()
+        wanted = sketch_parameters(config)
+        if not meta:
+            meta = {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "sketch": wanted,
+                "max_bucket_size": int(config.max_bucket_size),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
+            self.store.set_meta(meta)
+            return meta
+        if meta.get("format") != FORMAT:
+            raise IndexFileError(f"{self.store.path}: not a jobdedup index")
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise IndexFileError(
+                f"{self.store.path}: index format version {meta.get('format_version')}, this jobdedup reads "
+                f"{FORMAT_VERSION}; rebuild the index"
+            )
+        if meta["sketch"] != wanted:
+            differ = ", ".join(
+                f"{k} {meta['sketch'].get(k)} in the index vs {wanted[k]} in the model"
+                for k in SKETCH_PARAMETERS
+                if meta["sketch"].get(k) != wanted[k]
+            )
+            raise IndexMismatchError(
+                f"{self.store.path}: the model's sketch parameters differ from the index's ({differ}); "
+                "use a model with the index's parameters (and the same --seed) or build a new index"
+            )
+        return meta
+
+    def add(self, ads: pd.DataFrame, model: Any) -> AddResult:
+        """Match `ads` within themselves and against the index, group them, and add them.
+
+        Args:
+            ads: new ads (contract columns; validated here).
+            model: a fitted `pipeline.engine.Deduplicator`.
+
+        Returns:
+            `AddResult` (unpacks as `pairs, groups, merges`).
+        """
+        from pipeline.engine import MIN_LINK_THRESHOLD
+
+        cfg = model.config
+        ads = validate_ads(ads, source="ads", max_description_chars=cfg.max_description_chars)
+        progress = Progress(cfg.show_progress)
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(name: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[name] = round(now - clock, 3)
+            clock = now
+
+        with self.store.write(self.timeout):
+            meta = self._check_model(cfg)
+            cap = int(meta.get("max_bucket_size", cfg.max_bucket_size))
+            ad_ids = ads["ad_id"].astype(str).tolist()
+            known = self.store.find_ads(ad_ids)
+            skipped_mask = ads["ad_id"].astype(str).isin(set(known["ad_id"])).to_numpy()
+            new_ads = ads[~skipped_mask].reset_index(drop=True)
+            skipped = ads.loc[skipped_mask, "ad_id"].astype(str).tolist()
+            lap("check")
+            if new_ads.empty:
+                groups = self._skipped_groups(known, skipped)
+                return AddResult(
+                    _empty_pairs(), groups, _empty_merges(), skipped, {"new_ads": 0, "skipped": len(skipped)}
+                )
+            boilerplate = merge_block_sets(model.boilerplate_, self.store.boilerplate())
+            with progress.stage("prepare", total=len(new_ads), unit="ads"):
+                batch = prepare_batch(new_ads, cfg, boilerplate)
+            n = len(batch)
+            lap("prepare")
+
+            # ---- candidates: within the batch, and against the index (one join)
+            within, _ = generate_candidates(
+                batch.inputs.signatures, batch.inputs.fields, cfg.lsh_bands, cfg.lsh_rows, cfg.max_bucket_size
+            )
+            lsh_doc, lsh_key = lsh_keys(batch.inputs.signatures, cfg.lsh_bands, cfg.lsh_rows)
+            field_doc, field_key = field_keys(batch.inputs.fields)
+            query = pd.DataFrame(
+                {
+                    "key": np.concatenate([lsh_key, field_key]).view(np.int64),
+                    "doc": np.concatenate([lsh_doc, field_doc]),
+                    "lsh": np.r_[np.ones(len(lsh_key), bool), np.zeros(len(field_key), bool)],
+                }
+            ).drop_duplicates(["key", "doc"])
+            hits = self.store.lookup(
+                query["key"].to_numpy(), query["doc"].to_numpy(), query["lsh"].to_numpy()
+            )
+            cross, new_big_keys, store_keys = _cross_pairs(query, hits, cap)
+            lap("lookup")
+
+            # ---- read back the candidate index ads and the rest of their groups; prepare them
+            candidate_ids = np.unique(cross["ad"].to_numpy())
+            members = self.store.group_members(
+                self.store.rows(candidate_ids)["gid"].to_numpy() if len(candidate_ids) else np.zeros(0)
+            )
+            old_ids = np.unique(np.concatenate([candidate_ids, members["id"].to_numpy()]))
+            old = self.store.rows(old_ids)
+            packer = RowPacker(self.store.dictionaries())
+            old_ads = packer.unpack(old["row"].tolist())
+            old_ads.insert(0, "ad_id", old["ad_id"].to_numpy())
+            lap("read_back")
+            if len(old_ads):
+                old_batch = prepare_batch(
+                    old_ads, cfg, merge_block_sets(boilerplate, batch.batch_boilerplate)
+                )
+                inputs = concat_inputs(batch.inputs, old_batch.inputs)
+            else:
+                inputs = batch.inputs
+            lap("prepare_old")
+            old_pos = pd.Series(np.arange(len(old)) + n, index=old["id"].to_numpy())
+            old_gid = old["gid"].to_numpy(dtype=np.int64)
+
+            # ---- score candidate pairs
+            left = np.concatenate([within["i"].to_numpy(), cross["doc"].to_numpy()]).astype(np.int64)
+            right = np.concatenate(
+                [within["j"].to_numpy(), old_pos.reindex(cross["ad"].to_numpy()).to_numpy()]
+            ).astype(np.int64)
+            via_lsh = np.concatenate([within["via_lsh"].to_numpy(), cross["via_lsh"].to_numpy()])
+            via_fields = np.concatenate([within["via_fields"].to_numpy(), cross["via_fields"].to_numpy()])
+
+            def score(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+                if len(a) == 0:
+                    return np.zeros(0)
+                return model.predict_proba(build_pair_features(inputs, a, b))[:, 1]
+
+            with progress.stage("score", total=len(left), unit="pairs"):
+                probability = score(left, right)
+            accepted = probability >= model.threshold_
+            lap("score")
+
+            # ---- group: new ads + whole old groups they touch, anti-chaining guard included
+            touched = np.unique(old_gid[right[accepted & (right >= n)] - n])
+            in_touched = np.isin(old_gid, touched)
+            inner_left, inner_right = _inner_pairs(old_gid, in_touched)
+            inner_left, inner_right = inner_left + n, inner_right + n
+            inner_probability = score(inner_left, inner_right)
+            edges = pd.DataFrame(
+                {
+                    "i": np.concatenate([left[accepted], inner_left]),
+                    "j": np.concatenate([right[accepted], inner_right]),
+                    "probability": np.concatenate([probability[accepted], inner_probability]),
+                }
+            )
+            report = GroupReport()
+            labels = group_ads(
+                len(inputs.words),
+                edges,
+                score,
+                max(model.threshold_, MIN_LINK_THRESHOLD),
+                cfg.max_group_size_exact,
+                report,
+            )
+            lap("group")
+
+            # ---- reconcile with the stable old group ids
+            batch_no = self.store.next_batch()
+            first_id = self.store.next_id()
+            new_id = np.arange(first_id, first_id + n, dtype=np.int64)
+            new_ad_ids = new_ads["ad_id"].astype(str).to_numpy()
+            new_gid, merges, group_size, existing = self._reconcile(
+                labels, n, new_id, new_ad_ids, old_gid, in_touched, old["id"].to_numpy()
+            )
+
+            # ---- write (still inside the one transaction)
+            dictionary = packer.train(new_ads, seed=cfg.seed)
+            if dictionary:
+                self.store.add_dictionary(*dictionary)
+            rows = packer.pack(new_ads)
+            founders = new_gid[np.isin(new_gid, new_id)]
+            founders = np.unique(founders)
+            names = self._new_group_names(founders, new_id, new_ad_ids)
+            self.store.insert_groups(pd.DataFrame({"gid": founders, "name": names}))
+            self.store.insert_ads(
+                pd.DataFrame(
+                    {"id": new_id, "ad_id": new_ad_ids, "gid": new_gid, "batch": batch_no, "row": rows}
+                )
+            )
+            if len(merges):
+                self.store.merge_groups(merges, batch_no)
+            key_doc, key_value = store_keys
+            self.store.insert_keys(key_value, new_id[key_doc])
+            if len(new_big_keys):
+                hubs = new_big_keys["hub"].to_numpy()
+                hubs = np.where(
+                    new_big_keys["hub_is_new"].to_numpy(), new_id[np.maximum(hubs, 0) % max(n, 1)], hubs
+                )
+                self.store.insert_big_keys(new_big_keys["key"].to_numpy(), hubs)
+            self.store.insert_boilerplate(batch.batch_boilerplate)
+            lap("write")
+
+            # ---- outputs
+            gid_names = self.store.group_names(
+                np.unique(np.concatenate([new_gid, merges["into_gid"].to_numpy()]))
+            )
+            final_gid_of_old = _final_gids(old_gid, merges)
+            final_gid = np.concatenate([new_gid, final_gid_of_old])
+            all_ad_ids = np.concatenate([new_ad_ids, old["ad_id"].astype(str).to_numpy()])
+            pairs = pd.DataFrame(
+                {
+                    "ad_id_a": all_ad_ids[left],
+                    "ad_id_b": all_ad_ids[right],
+                    "probability": probability,
+                    "is_duplicate": accepted & (final_gid[left] == final_gid[right]),
+                    "via_lsh": via_lsh,
+                    "via_fields": via_fields,
+                    "b_in_index": right >= n,
+                }
+            )
+            groups = pd.DataFrame(
+                {
+                    "ad_id": new_ad_ids,
+                    "group_id": gid_names.reindex(new_gid).to_numpy(),
+                    "group_size": group_size,
+                    "status": batch.status.to_numpy(),
+                    "existing_group": existing,
+                }
+            )
+            if skipped:
+                groups = pd.concat([groups, self._skipped_groups(known, skipped)], ignore_index=True)
+                order = pd.Series(np.arange(len(ad_ids)), index=ad_ids)
+                groups = groups.iloc[np.argsort(order.reindex(groups["ad_id"]).to_numpy(), kind="stable")]
+                groups = groups.reset_index(drop=True)
+            merge_table = pd.DataFrame(
+                {
+                    "group_id": merges["into_name"].to_numpy(dtype=object),
+                    "merged_group_id": merges["name"].to_numpy(dtype=object),
+                    "ads_moved": merges["ads_moved"].to_numpy(dtype=np.int64),
+                }
+            )
+            info = {
+                "new_ads": int(n),
+                "skipped": len(skipped),
+                "within_pairs": len(within),
+                "index_pairs": len(cross),
+                "index_ads_read": len(old),
+                "duplicate_pairs": int(pairs["is_duplicate"].sum()),
+                "joined_existing_groups": int(existing.sum()),
+                "merges": len(merges),
+                "extra_pairs_scored": int(report.extra_pairs_scored + len(inner_left)),
+                "timings": timings,
+                "model": getattr(model, "training_", {}).get("fingerprint", "unknown"),
+                "added": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
+            self.store.log_batch(batch_no, info)
+            _sleep_hook()
+        return AddResult(pairs, groups, merge_table, skipped, info)
+
+    def _skipped_groups(self, known: pd.DataFrame, skipped: list[str]) -> pd.DataFrame:
+        rows = known.set_index("ad_id").reindex(skipped)
+        gids = rows["gid"].to_numpy(dtype=np.int64)
+        names = self.store.group_names(gids)
+        sizes = self.store.group_sizes(gids)
+        return pd.DataFrame(
+            {
+                "ad_id": skipped,
+                "group_id": names.reindex(gids).to_numpy(),
+                "group_size": sizes.reindex(gids).to_numpy(dtype=np.int64),
+                "status": STATUS_ALREADY_INDEXED,
+                "existing_group": True,
+            }
+        )
+
+    def _reconcile(
+        self,
+        labels: np.ndarray,
+        n: int,
+        new_id: np.ndarray,
+        new_ad_ids: np.ndarray,
+        old_gid: np.ndarray,
+        in_touched: np.ndarray,
+        old_id: np.ndarray,
+    ) -> tuple[np.ndarray, pd.DataFrame, np.ndarray, np.ndarray]:
+        """New ads' gids, the merges, new ads' final group sizes and whether they joined an old group."""
+        old_labels = labels[n:]
+        touched_labels = old_labels[in_touched]
+        touched_gids = old_gid[in_touched]
+        # An old group stays whole: it belongs to the cluster holding most of its members (ties: the
+        # cluster with new ads, then the smaller label). Old groups sharing a cluster are merged.
+        new_labels = labels[:n]
+        with_new = np.isin(touched_labels, new_labels)
+        votes = pd.DataFrame({"gid": touched_gids, "label": touched_labels, "with_new": with_new})
+        votes = votes.groupby(["gid", "label"], as_index=False).agg(
+            n=("with_new", "size"), with_new=("with_new", "first")
+        )
+        votes = votes.sort_values(["gid", "n", "with_new", "label"], ascending=[True, False, False, True])
+        main = votes.drop_duplicates("gid")
+        touched_gids, touched_labels = main["gid"].to_numpy(), main["label"].to_numpy()
+        gid_codes, gid_values = pd.factorize(touched_gids)
+        label_codes, label_values = pd.factorize(touched_labels)
+        k = len(gid_values)
+        survivor = {}
+        if k:
+            graph = coo_matrix(
+                (np.ones(len(gid_codes)), (gid_codes, k + label_codes)), shape=(k + len(label_values),) * 2
+            )
+            component = connected_components(graph, directed=False)[1][:k]
+            oldest = pd.Series(gid_values).groupby(component).transform("min").to_numpy()
+            survivor = dict(zip(gid_values.tolist(), oldest.tolist()))
+        cluster_gid = pd.Series(touched_gids, index=touched_labels).groupby(level=0).min()
+        cluster_gid = cluster_gid.map(lambda g: survivor[g])
+        new_labels = labels[:n]
+        joined = cluster_gid.reindex(new_labels).to_numpy()
+        existing = ~np.isnan(joined)
+        new_gid = np.empty(n, dtype=np.int64)
+        new_gid[existing] = joined[existing].astype(np.int64)
+        # New groups: the founding ad is the member with the smallest ad_id.
+        fresh = np.flatnonzero(~existing)
+        if len(fresh):
+            frame = pd.DataFrame(
+                {"label": new_labels[fresh], "ad_id": new_ad_ids[fresh], "id": new_id[fresh]}
+            )
+            founder = frame.sort_values(["label", "ad_id"]).groupby("label")["id"].first()
+            new_gid[fresh] = founder.reindex(frame["label"]).to_numpy()
+        # Merges and sizes.
+        old_sizes = pd.Series(old_gid[in_touched]).value_counts()
+        absorbed = [(g, s) for g, s in survivor.items() if g != s]
+        names = self.store.group_names(np.asarray([x for pair in absorbed for x in pair], dtype=np.int64))
+        merges = pd.DataFrame(
+            {
+                "gid": [g for g, _ in absorbed],
+                "into_gid": [s for _, s in absorbed],
+                "name": [names.get(g) for g, _ in absorbed],
+                "into_name": [names.get(s) for _, s in absorbed],
+                "ads_moved": [int(old_sizes.get(g, 0)) for g, _ in absorbed],
+            },
+            columns=["gid", "into_gid", "name", "into_name", "ads_moved"],
+        ).astype({"gid": np.int64, "into_gid": np.int64, "ads_moved": np.int64})
+        final_old = pd.Series(old_gid[in_touched]).map(lambda g: survivor.get(g, g))
+        total = pd.concat([final_old, pd.Series(new_gid)]).value_counts()
+        group_size = total.reindex(new_gid).to_numpy(dtype=np.int64)
+        return new_gid, merges, group_size, existing
+
+    def _new_group_names(self, founders: np.ndarray, new_id: np.ndarray, new_ad_ids: np.ndarray) -> list[str]:
+        """A new group is named after its founding ad; a name still held by an old group gets a suffix."""
+        position = pd.Series(np.arange(len(new_id)), index=new_id)
+        names = new_ad_ids[position.reindex(founders).to_numpy()].tolist()
+        taken = self.store.names_taken(names)
+        return [f"{name}#{gid}" if name in taken else name for name, gid in zip(names, founders.tolist())]
+
+    # ------------------------------------------------------------------ other jobs
+    def remove(self, ad_ids: list[str] | pd.Series) -> dict[str, Any]:
+        """Remove ads (e.g. expired ones). Group ids of the remaining members do not change.
+
+        Returns counts: `removed`, `not_found` (ids not in the index), `groups_emptied`, `keys_removed`.
+        """
+        wanted = pd.unique(pd.Series(list(ad_ids), dtype=object).astype(str))
+        with self.store.write(self.timeout):
+            found = self.store.find_ads(list(wanted))
+            outcome = (
+                self.store.remove_ads(found["id"].to_numpy())
+                if len(found)
+                else {"keys_removed": 0, "groups_emptied": 0}
+            )
+            _sleep_hook()
+        return {"removed": len(found), "not_found": int(len(wanted) - len(found)), **outcome}
+
+    def stats(self, top: int = 10) -> dict[str, Any]:
+        """Ads, groups, size on disk and the largest groups."""
+        with self.store.read():
+            figures = self.store.stats(top)
+            meta = self.store.meta()
+        size = self.store.size_bytes()
+        figures.update(
+            {
+                "size_bytes": size,
+                "bytes_per_ad": round(size / figures["ads"]) if figures["ads"] else None,
+                "sketch": meta.get("sketch"),
+                "created": meta.get("created"),
+            }
+        )
+        return figures
+
+    def groups(self) -> pd.DataFrame:
+        """Every ad in the index with its `group_id` and `group_size`."""
+        with self.store.read():
+            return self.store.all_groups()
+
+
+def _cross_pairs(
+    query: pd.DataFrame, hits: pd.DataFrame, cap: int
+) -> tuple[pd.DataFrame, pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
+    """Batch-vs-index pairs from key hits, with batch mode's bucket cap.
+
+    A key whose index bucket plus the batch's ads exceed `cap` becomes a *big* key: new ads pair
+    only with its hub (the bucket's oldest ad) and their own keys are not stored for it.
+    Returns the pairs (`doc`, `ad`, `via_lsh`, `via_fields`), the newly big keys (`key`, `hub`,
+    `hub_is_new`) and the (doc, key) rows to store.
+    """
+    small = hits[~hits["big"]]
+    index_count = small.groupby("key")["ad"].nunique()
+    batch_count = query.groupby("key")["doc"].nunique()
+    total = batch_count.add(index_count, fill_value=0)
+    already_big = set(hits.loc[hits["big"], "key"].tolist())
+    becoming = total[(total > cap)].index.difference(pd.Index(list(already_big), dtype=np.int64))
+    becoming_set = set(becoming.tolist())
+    keep = ~small["key"].isin(becoming_set)
+    star_hubs = small[~keep].groupby("key")["ad"].min()
+    star = query[query["key"].isin(set(star_hubs.index.tolist()))].copy()
+    star["ad"] = star_hubs.reindex(star["key"]).to_numpy()
+    parts = [
+        small.loc[keep, ["doc", "ad", "lsh"]],
+        hits.loc[hits["big"], ["doc", "ad", "lsh"]],
+        star[["doc", "ad", "lsh"]],
+    ]
+    every = pd.concat(parts, ignore_index=True)
+    every["fields"] = ~every["lsh"]
+    cross = (
+        every.groupby(["doc", "ad"], sort=True)
+        .agg(via_lsh=("lsh", "any"), via_fields=("fields", "any"))
+        .reset_index()
+    )
+    # Newly big keys: the hub is the oldest index ad holding the key, or the batch's first ad with it.
+    first_doc = query.groupby("key")["doc"].min()
+    big = pd.DataFrame({"key": np.asarray(sorted(becoming_set), dtype=np.int64)})
+    hub_old = star_hubs.reindex(big["key"]).to_numpy()
+    big["hub_is_new"] = np.isnan(hub_old)
+    big["hub"] = np.where(
+        big["hub_is_new"], first_doc.reindex(big["key"]).to_numpy(), np.nan_to_num(hub_old)
+    ).astype(np.int64)
+    stored = query[~query["key"].isin(already_big | becoming_set)]
+    # A newly big key whose hub is a batch ad keeps that one ad's key row.
+    hub_rows = query.merge(
+        big.loc[big["hub_is_new"], ["key", "hub"]], left_on=["key", "doc"], right_on=["key", "hub"]
+    )
+    stored = pd.concat([stored, hub_rows[["key", "doc", "lsh"]]], ignore_index=True)
+    return cross, big, (stored["doc"].to_numpy(dtype=np.int64), stored["key"].to_numpy(dtype=np.int64))
+
+
+def _inner_pairs(gids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs (positions into `gids`) of members of the same group, among positions where `mask`."""
+    positions = np.flatnonzero(mask)
+    order = positions[np.argsort(gids[positions], kind="stable")]
+    sorted_gids = gids[order]
+    starts = np.flatnonzero(np.r_[True, sorted_gids[1:] != sorted_gids[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    lefts, rights = [], []
+    for size in np.unique(sizes[sizes >= 2]):
+        block_starts = starts[sizes == size]
+        a, b = np.triu_indices(int(size), 1)
+        lefts.append(order[(block_starts[:, None] + a[None, :]).ravel()])
+        rights.append(order[(block_starts[:, None] + b[None, :]).ravel()])
+    if not lefts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(lefts).astype(np.int64), np.concatenate(rights).astype(np.int64)
+
+
+def _final_gids(old_gid: np.ndarray, merges: pd.DataFrame) -> np.ndarray:
+    if not len(merges):
+        return old_gid
+    mapping = dict(zip(merges["gid"].tolist(), merges["into_gid"].tolist()))
+    return np.asarray([mapping.get(g, g) for g in old_gid.tolist()], dtype=np.int64)
+
+
+def _sleep_hook() -> None:
+    """For the crash tests: announce and sleep inside the open transaction (after all writes)."""
+    seconds = os.environ.get(SLEEP_HOOK)
+    if seconds:
+        import sys
+
+        print("index: writes done, commit pending", file=sys.stderr, flush=True)
+        time.sleep(float(seconds))

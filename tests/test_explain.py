@@ -1,0 +1,86 @@
+"""`jobdedup explain`: contributions add up to the model's raw score; text blocks; the command."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from features.pairs import build_pair_features
+from pipeline.cli import main
+from pipeline.explain import compare_blocks, explain_pair, format_explanation
+from tests.conftest import DATA
+
+
+def _pair(test_result, duplicate: bool) -> tuple[str, str]:
+    pairs = test_result.pairs[test_result.pairs["is_duplicate"] == duplicate]
+    row = pairs.iloc[len(pairs) // 2]
+    return str(row["ad_id_a"]), str(row["ad_id_b"])
+
+
+@pytest.mark.parametrize("duplicate", [True, False])
+def test_contributions_sum_to_the_raw_score(default_model, test_ads, test_result, duplicate):
+    id_a, id_b = _pair(test_result, duplicate)
+    explanation = explain_pair(default_model, test_ads, id_a, id_b, batch=test_result.batch)
+    total = sum(explanation["contributions"].values()) + explanation["bias"]
+    # The model's own raw score for the pair, computed independently of explain.
+    ids = test_result.batch.ads["ad_id"].astype(str).tolist()
+    features = build_pair_features(
+        test_result.batch.inputs, np.array([ids.index(id_a)]), np.array([ids.index(id_b)])
+    )
+    booster = default_model.classifier_.booster_
+    raw = float(booster.predict(features, num_iteration=booster.best_iteration, raw_score=True)[0])
+    assert total == pytest.approx(raw, abs=1e-6)
+    assert explanation["raw_score"] == pytest.approx(raw, abs=1e-9)
+    assert 1.0 / (1.0 + math.exp(-total)) == pytest.approx(explanation["probability"], abs=1e-9)
+    scored = test_result.pairs.set_index(["ad_id_a", "ad_id_b"])["probability"]
+    assert explanation["probability"] == pytest.approx(float(scored[(id_a, id_b)]), abs=1e-9)
+    assert explanation["decision"] == (
+        "duplicate" if explanation["probability"] >= default_model.threshold_ else "different"
+    )
+    assert set(explanation["features"]) == set(default_model.classifier_.feature_names_)
+
+
+def test_compare_blocks_shared_and_differing():
+    blocks = compare_blocks(
+        "<p>Senior chef wanted.</p><p>Apply to jobs@x.example!</p>",
+        "Senior chef wanted\n\nFull time, 40 hours\n\nApply to jobs@x.example",
+    )
+    assert [b["text"] for b in blocks["shared"]] == ["senior chef wanted.", "apply to jobs@x.example!"]
+    assert blocks["only_a"] == [] and [b["text"] for b in blocks["only_b"]] == ["full time, 40 hours"]
+
+
+def test_explain_command_text_and_json(tmp_path, test_result, capsys):
+    id_a, id_b = _pair(test_result, True)
+    out_json = tmp_path / "explain.json"
+    code = main(
+        ["explain", "--ads", str(DATA / "test_ads.parquet"), id_a, id_b, "--json", str(out_json), "--quiet"]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "raw score" in text and "contribution" in text and "shared blocks" in text and id_a in text
+    document = json.loads(out_json.read_text())
+    assert {"probability", "raw_score", "bias", "features", "contributions", "blocks", "dup_type"} <= set(
+        document
+    )
+    assert sum(document["contributions"].values()) + document["bias"] == pytest.approx(
+        document["raw_score"], abs=1e-6
+    )
+    assert format_explanation(document).splitlines()[0].startswith("pair ")
+
+
+def test_explain_unknown_id_is_a_one_line_error(capsys):
+    code = main(["explain", "--ads", str(DATA / "test_ads.parquet"), "no-such-ad", "also-missing", "--quiet"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no-such-ad" in err[0]
+
+
+@pytest.mark.parametrize("command", ["explain", "label"])
+def test_new_commands_have_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "--seed" in capsys.readouterr().out

@@ -1,0 +1,157 @@
+"""The terminal labelling loop, driven through its stdin in a subprocess like a user would."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from pipeline.label_loop import LabelsFile, uncertain_pairs
+from tests.conftest import DATA, ROOT
+
+SHOWN = re.compile(r"^\[\d+/\d+\] (\S+)  ~  (\S+)", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def ads_csv(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("label")
+    ads = pd.read_parquet(DATA / "test_ads.parquet")
+    labels = pd.read_parquet(DATA / "test_labels.parquet")
+    keep = labels["group_id"].drop_duplicates().iloc[:50]
+    ads = ads[ads["ad_id"].isin(labels.loc[labels["group_id"].isin(keep), "ad_id"])]
+    ads.to_csv(folder / "ads.csv", index=False)
+    return folder / "ads.csv"
+
+
+def _label(ads_csv, labels, answers: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "label",
+            "--ads",
+            str(ads_csv),
+            "--labels",
+            str(labels),
+            "--quiet",
+            "--lines",
+            "3",
+            *extra,
+        ],
+        input=answers,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def _rows(path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_answers_back_and_unsure_end_up_in_the_labels_file(tmp_path, ads_csv):
+    labels = tmp_path / "labels.csv"
+    # y, n, an invalid answer then unsure, back twice (over the unsure pair, then over the n), y, n, y, quit.
+    done = _label(ads_csv, labels, "y\nn\nmaybe\nu\nb\nb\ny\nn\ny\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stdout  # no colours when stdout is not a terminal
+    assert "please answer" in done.stdout
+    shown = [tuple(m) for m in SHOWN.findall(done.stdout)]
+    p1, p2, p3, p4, p5 = shown[0], shown[1], shown[2], shown[3], shown[8]
+    assert shown == [p1, p2, p3, p4, p3, p2, p3, p4, p5]
+    assert _rows(labels) == [
+        ["ad_id_a", "ad_id_b", "label"],
+        [*p1, "1"],
+        [*p2, "1"],
+        [*p3, "0"],
+        [*p4, "1"],
+    ]
+    # A second session skips what is labelled and appends after it.
+    again = _label(ads_csv, labels, "n\n")  # then end of input: stops like quit
+    assert again.returncode == 0, again.stderr
+    first = tuple(SHOWN.findall(again.stdout)[0])
+    assert first not in {p1, p2, p3, p4}
+    assert _rows(labels)[-1] == [*first, "0"] and len(_rows(labels)) == 6
+
+
+def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
+    labels = tmp_path / "labels.csv"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "label",
+            "--ads",
+            str(ads_csv),
+            "--labels",
+            str(labels),
+            "--quiet",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        process.stdin.write("n\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (labels.exists() and len(_rows(labels)) == 2):
+            time.sleep(0.1)
+        assert len(_rows(labels)) == 2
+        time.sleep(0.3)  # the loop now waits for the next answer
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130 and "interrupted" in err
+    assert _rows(labels)[1][2] == "0"
+
+
+def test_retrain_at_the_end(tmp_path, ads_csv):
+    labels = tmp_path / "labels.csv"
+    model = tmp_path / "model.json"
+    done = _label(ads_csv, labels, "y\nn\ny\nn\ny\nq\ny\n", "--retrain", str(model), "--labels-only")
+    assert done.returncode == 0, done.stderr
+    assert "retrained" in done.stdout and model.exists()
+    from pipeline.engine import Deduplicator
+
+    assert 0.0 <= Deduplicator.load(model).threshold_ <= 1.0
+
+
+def test_labels_file_back_rewrites_only_the_last_answer(tmp_path):
+    path = tmp_path / "l.csv"
+    path.write_text("ad_id_a,ad_id_b,label,note\nx,y,1,kept")  # no final newline, extra column
+    labels = LabelsFile(path)
+    labels.append("a", "b", 0)
+    labels.append("c", "d", 1)
+    labels.remove_last("d", "c")
+    assert _rows(path) == [
+        ["ad_id_a", "ad_id_b", "label", "note"],
+        ["x", "y", "1", "kept"],
+        ["a", "b", "0", ""],
+    ]
+    assert labels.known == {frozenset("xy"), frozenset("ab")}
+    assert not os.path.exists(str(path) + ".tmp")
+
+
+def test_most_uncertain_first_and_known_pairs_skipped():
+    pairs = pd.DataFrame(
+        {"ad_id_a": ["a", "b", "c"], "ad_id_b": ["z", "z", "z"], "probability": [0.95, 0.4, 0.05]}
+    )
+    order = uncertain_pairs(pairs, 0.3, {frozenset(("z", "c"))})
+    assert order["ad_id_a"].tolist() == ["b", "a"]
