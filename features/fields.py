@@ -24,6 +24,9 @@ from features.normalize import (
     normalize_title,
 )
 
+FIELD_SOURCE_COLUMNS = ("title", "company", "location", "occupation", "contact", "url", "posted_at", "source")
+"""Ads columns the normalised fields are made from."""
+
 FIELD_COLUMNS = [
     "title",
     "title_tokens",

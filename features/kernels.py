@@ -21,7 +21,9 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
-def _sort_unique_rows(indptr: np.ndarray, values: np.ndarray, out_indptr: np.ndarray, out_values: np.ndarray) -> int:
+def _sort_unique_rows(
+    indptr: np.ndarray, values: np.ndarray, out_indptr: np.ndarray, out_values: np.ndarray
+) -> int:
     write = 0
     for row in range(indptr.shape[0] - 1):
         start, stop = indptr[row], indptr[row + 1]
@@ -97,4 +99,50 @@ def intersection_counts(
             np.ascontiguousarray(right, dtype=np.int64),
             out,
         )
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _minhash_rows(
+    indptr: np.ndarray, values: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray
+) -> None:
+    num_perm = a.shape[0]
+    mask = np.uint64(0xFFFFFFFF)
+    for row in prange(indptr.shape[0] - 1):
+        start, stop = indptr[row], indptr[row + 1]
+        if stop == start:
+            continue
+        best = np.full(num_perm, mask, dtype=np.uint64)
+        for i in range(start, stop):
+            # numba widens integer arithmetic to 64 bits, so every step is masked back to 32.
+            h = values[i] & mask
+            h ^= h >> np.uint64(16)
+            h = (h * np.uint64(0x85EBCA6B)) & mask
+            h ^= h >> np.uint64(13)
+            h = (h * np.uint64(0xC2B2AE35)) & mask
+            h ^= h >> np.uint64(16)
+            for k in range(num_perm):
+                v = (a[k] * h + b[k]) & mask
+                if v < best[k]:
+                    best[k] = v
+        for k in range(num_perm):
+            out[row, k] = np.uint32(best[k])
+
+
+def minhash_rows(
+    indptr: np.ndarray, values: np.ndarray, a: np.ndarray, b: np.ndarray, threads: int = 2
+) -> np.ndarray:
+    """datasketch affine32 MinHash of each row: min over its values of a·fmix32(low32(v)) + b (mod 2³²).
+
+    Rows without values keep the all-max signature.
+    """
+    out = np.full((len(indptr) - 1, len(a)), np.uint32(0xFFFFFFFF), dtype=np.uint32)
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    _minhash_rows(
+        np.ascontiguousarray(indptr, dtype=np.int64),
+        np.ascontiguousarray(values, dtype=np.uint64),
+        np.ascontiguousarray(a, dtype=np.uint64),
+        np.ascontiguousarray(b, dtype=np.uint64),
+        out,
+    )
     return out

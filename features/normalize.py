@@ -736,7 +736,8 @@ _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico"
 
 def _contact_text(text: str) -> str:
     """NFKC, invisible characters and Markdown backslash escapes removed."""
-    text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
     return _MD_ESCAPE_RE.sub(r"\1", text) if "\\" in text else text
 
 
@@ -758,6 +759,8 @@ def _emails_in(text: str) -> set[str]:
 
 
 def _emails(text: str) -> tuple[str, ...] | None:
+    if "@" not in text and not _OBFUSCATED_AT_RE.search(text):
+        return None
     return tuple(sorted(_emails_in(_contact_text(text)))) or None
 
 
@@ -779,6 +782,7 @@ def extract_emails(s: pd.Series) -> pd.Series:
 
 # Phone candidates: international (+/00), trunk-prefixed (0...), or North American 3-3-4.
 _PHONE_RE = re.compile(r"(?<![\w.,/£$€+-])(?:\+|\(\s*\+)?\(?\d[\d ().\-/\u00a0]{6,22}\d(?!\d)")
+_PHONE_HINT_RE = re.compile(r"\d[\d ().\-/\u00a0\\]{6,30}\d")
 _DATE_LIKE_RE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$|^\d{1,2}[./-]\d{4}\b")
 _NANP_RE = re.compile(r"^\(?[2-9]\d{2}\)?[\s.-]*[2-9]\d{2}[\s.-]+\d{4}$")
 _PHONE_KEY_DIGITS = 9
@@ -804,6 +808,8 @@ def _national_number(digits: str, international: bool) -> str:
 
 
 def _phones(text: str) -> tuple[str, ...] | None:
+    if not _PHONE_HINT_RE.search(text):  # cheap pre-check: most ads hold no 8-digit run at all
+        return None
     text = _TRUNK_IN_BRACKETS_RE.sub(" ", _contact_text(text))
     keys: set[str] = set()
     for m in _PHONE_RE.finditer(text):
@@ -939,6 +945,14 @@ def _is_non_employer(domain: str) -> bool:
 
 
 def _domains(text: str) -> tuple[str, ...] | None:
+    if (  # cheap pre-check: no e-mail, URL or "www." anywhere
+        "@" not in text
+        and "://" not in text
+        and "www." not in text.lower()
+        and not _OBFUSCATED_AT_RE.search(text)
+        and not _BARE_DOMAIN_RE.match(text)
+    ):
+        return None
     text = _contact_text(text)
     has_url = "://" in text or "www." in text.lower()
     hosts = [m.group(1) for m in _URL_HOST_RE.finditer(text)] if has_url else []

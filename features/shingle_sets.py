@@ -17,7 +17,6 @@ import numpy as np
 from features.kernels import intersection_counts, sorted_unique_rows
 
 
-
 @dataclass(frozen=True)
 class ShingleSets:
     """Sorted unique uint64 shingle hashes of many ads, concatenated (CSR style)."""

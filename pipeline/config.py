@@ -33,7 +33,9 @@ class Config:
         n_estimators: LightGBM boosting rounds.
         learning_rate: LightGBM learning rate.
         num_leaves: LightGBM leaves per tree.
-        jobs: worker threads for LightGBM and parallel stages.
+        jobs: worker processes/threads for preparing, features and LightGBM.
+        chunk_size: ads per slice when a batch is prepared in parallel (also the scope of
+            per-batch boilerplate statistics for batches larger than this).
         show_progress: draw progress bars on stderr.
     """
 
@@ -51,6 +53,7 @@ class Config:
     learning_rate: float = 0.05
     num_leaves: int = 31
     jobs: int = 2
+    chunk_size: int = 50_000
     show_progress: bool = True
 
     @property

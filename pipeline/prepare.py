@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 
-from features.fields import normalize_fields
+from features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from features.pairs import PairInputs
 from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
@@ -54,40 +55,86 @@ def _status(words: np.ndarray, fields: pd.DataFrame) -> pd.Series:
     return pd.Series(status, index=fields.index, dtype=object)
 
 
-def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray) -> PreparedBatch:
-    """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what this batch shows."""
-    ads = ads.reset_index(drop=True)
+@dataclass(frozen=True)
+class _PreparedChunk:
+    """What one worker returns for a slice of ads (everything PairInputs needs, plus status)."""
+
+    fields: pd.DataFrame
+    full: ShingleSets
+    core: ShingleSets
+    numbers: ShingleSets
+    signatures: np.ndarray
+    words: np.ndarray
+    core_words: np.ndarray
+    boilerplate: np.ndarray
+    status: pd.Series
+
+
+def _prepare_chunk(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray) -> _PreparedChunk:
+    """Stages 1-2 for one slice of ads; boilerplate = known ∪ what this slice shows."""
     tokens = tokenize(ads["description"].astype(object).where(ads["description"].notna(), "").tolist())
-    fields = normalize_fields(ads)
+    fields = normalize_fields(ads).reset_index(drop=True)
     title_codes = pd.factorize(fields["title_tokens"].fillna("\x00none"))[0]
-    batch_boilerplate = find_boilerplate_blocks(
+    boilerplate_here = find_boilerplate_blocks(
         tokens.block_hash, tokens.block_doc, title_codes, config.boilerplate_min_titles
     )
-    boilerplate = merge_block_sets(known_boilerplate, batch_boilerplate)
-    keep = core_word_mask(tokens, boilerplate)
+    keep = core_word_mask(tokens, merge_block_sets(known_boilerplate, boilerplate_here))
     k = config.shingle_size
     full = shingle_sets(tokens.word_hash, tokens.doc_ptr, k)
     core_hash, core_ptr = keep_words(tokens, keep)
-    core = shingle_sets(core_hash, core_ptr, k)
     number_hash, number_ptr = keep_words(tokens, tokens.word_is_number)
-    numbers = shingle_sets(number_hash, number_ptr, 1)
     # Ads whose whole text is boilerplate are sketched on their full text, so re-scrapes still meet.
-    sketched = _core_or_full(core, full)
-    signatures = minhash_signatures(sketched, config.num_perm, config.seed)
-    inputs = PairInputs(
-        fields=fields.reset_index(drop=True),
+    sketched = _core_or_full(shingle_sets(core_hash, core_ptr, k), full)
+    return _PreparedChunk(
+        fields=fields,
         full=full,
         core=sketched,
-        numbers=numbers,
-        signatures=signatures,
+        numbers=shingle_sets(number_hash, number_ptr, 1),
+        signatures=minhash_signatures(sketched, config.num_perm, config.seed),
         words=tokens.words_per_doc,
         core_words=np.diff(core_ptr),
+        boilerplate=boilerplate_here,
+        status=_status(tokens.words_per_doc, fields),
+    )
+
+
+def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray) -> PreparedBatch:
+    """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what the batch shows.
+
+    Batches larger than `config.chunk_size` are cut into consecutive slices prepared by
+    `config.jobs` worker processes; corpus boilerplate is then found per slice (a slice of
+    50,000 ads shows any blurb an employer posts with three titles), so the result does not
+    depend on the number of workers, only on the (fixed) slice size.
+    """
+    ads = ads.reset_index(drop=True)
+    needed = pd.DataFrame(
+        {
+            c: ads[c] if c in ads.columns else pd.Series(pd.NA, index=ads.index, dtype="string")
+            for c in ("description", *FIELD_SOURCE_COLUMNS)
+        }
+    )
+    starts = range(0, max(len(ads), 1), config.chunk_size)
+    slices = [needed.iloc[start : start + config.chunk_size] for start in starts]
+    if len(slices) > 1 and config.jobs > 1:
+        parts = Parallel(n_jobs=config.jobs, backend="loky")(
+            delayed(_prepare_chunk)(part, config, known_boilerplate) for part in slices
+        )
+    else:
+        parts = [_prepare_chunk(part, config, known_boilerplate) for part in slices]
+    inputs = PairInputs(
+        fields=pd.concat([p.fields for p in parts], ignore_index=True),
+        full=ShingleSets.concatenate([p.full for p in parts]),
+        core=ShingleSets.concatenate([p.core for p in parts]),
+        numbers=ShingleSets.concatenate([p.numbers for p in parts]),
+        signatures=np.concatenate([p.signatures for p in parts]),
+        words=np.concatenate([p.words for p in parts]),
+        core_words=np.concatenate([p.core_words for p in parts]),
     )
     return PreparedBatch(
         ads=ads,
         inputs=inputs,
-        batch_boilerplate=batch_boilerplate,
-        status=_status(tokens.words_per_doc, fields),
+        batch_boilerplate=merge_block_sets(*[p.boilerplate for p in parts]),
+        status=pd.concat([p.status for p in parts], ignore_index=True),
     )
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 from datasketch import MinHash
 from xxhash import xxh3_64_intdigest
 
+from features.kernels import minhash_rows
 from features.shingle_sets import ShingleSets
 from pipeline.clean import text_for_tokens
 
@@ -32,7 +33,6 @@ TOKEN = re.compile(r"\w+|[.!?;:](?=\s)|\n")
 SENTENCE_ENDS = frozenset(".!?;:")
 LONG_LINE_WORDS = 50
 _DIGIT = re.compile(r"\d")
-SIGNATURE_CHUNK_ROWS = 65_536
 EMPTY_SIGNATURE_VALUE = np.iinfo(np.uint32).max
 # Odd 64-bit multipliers for the positions of a shingle (from splitmix64 / murmur constants).
 _POSITION_MULTIPLIERS = np.array(
@@ -101,7 +101,9 @@ def tokenize(texts: Sequence[str]) -> Tokens:
     doc_start[(np.cumsum(counts) - counts)[counts > 0]] = True
     # Blocks are lines; a line of more than LONG_LINE_WORDS words is split into its sentences.
     line_of_token = np.cumsum(newline | doc_start) - 1
-    words_per_line = np.bincount(line_of_token[~marker], minlength=int(line_of_token[-1]) + 1 if len(tokens) else 0)
+    words_per_line = np.bincount(
+        line_of_token[~marker], minlength=int(line_of_token[-1]) + 1 if len(tokens) else 0
+    )
     long_line = words_per_line > LONG_LINE_WORDS
     block_end = newline | (sentence_end & long_line[line_of_token])
     block_of_token = np.cumsum(block_end | doc_start) - 1
@@ -109,8 +111,10 @@ def tokenize(texts: Sequence[str]) -> Tokens:
     word_codes = codes[is_word]
     word_doc = token_doc[is_word]
     # Renumber blocks that hold words 0..n-1 (empty blocks between markers vanish).
-    block_ids, word_block = np.unique(block_of_token[is_word], return_inverse=True)
-    block_starts = np.flatnonzero(np.diff(word_block, prepend=-1))
+    word_block_raw = block_of_token[is_word]
+    new_block = np.diff(word_block_raw, prepend=-1) != 0
+    word_block = np.cumsum(new_block) - 1
+    block_starts = np.flatnonzero(new_block)
     word_hash = unique_hash[word_codes]
     position = np.arange(len(word_block)) - block_starts[word_block]
     mixed = word_hash * _POSITION_MULTIPLIERS[position % MAX_SHINGLE_SIZE] + position.astype(np.uint64)
@@ -168,39 +172,44 @@ def shingle_sets(word_hash: np.ndarray, doc_ptr: np.ndarray, k: int) -> ShingleS
     return ShingleSets.from_doc_hashes(doc_of_word[starts], combined, n_docs)
 
 
-def _fmix32(values: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finalizer, as datasketch applies before its affine permutations."""
-    values = values ^ (values >> np.uint32(16))
-    values = values * np.uint32(0x85EBCA6B)
-    values = values ^ (values >> np.uint32(13))
-    values = values * np.uint32(0xC2B2AE35)
-    return values ^ (values >> np.uint32(16))
-
-
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """datasketch's affine32 permutation parameters (a, b) for `num_perm` and `seed`."""
     a, b = MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
     return np.asarray(a, dtype=np.uint32), np.asarray(b, dtype=np.uint32)
 
 
-def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarray:
+def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int, threads: int = 1) -> np.ndarray:
     """(n_docs, num_perm) uint32 MinHash signatures; docs without shingles get all-max rows.
 
     The input of the permutations is the low 32 bits of each 64-bit shingle hash (datasketch's
-    affine32 scheme takes 32-bit hashes, like its default sha1_hash32).
+    affine32 scheme takes 32-bit hashes, like its default sha1_hash32). Computed by a compiled
+    loop (`features.kernels.minhash_rows`), equal to the numpy form `min(a·fmix32(h) + b)`.
     """
     a, b = permutations(num_perm, seed)
-    n_docs = len(sets)
-    signatures = np.full((n_docs, num_perm), EMPTY_SIGNATURE_VALUE, dtype=np.uint32)
-    nonempty = np.flatnonzero(sets.sizes > 0)
-    first = 0
-    while first < len(nonempty):
-        budget = sets.indptr[nonempty[first:] + 1] - sets.indptr[nonempty[first]]
-        last = first + max(1, int(np.searchsorted(budget, SIGNATURE_CHUNK_ROWS, side="right")))
-        docs = nonempty[first:last]
-        lo, hi = sets.indptr[docs[0]], sets.indptr[docs[-1] + 1]
-        mixed = _fmix32(sets.values[lo:hi].astype(np.uint32))
-        permuted = mixed[:, None] * a[None, :] + b[None, :]
-        signatures[docs] = np.minimum.reduceat(permuted, sets.indptr[docs] - lo, axis=0)
-        first = last
-    return signatures
+    return minhash_rows(sets.indptr, sets.values, a, b, threads)
+
+
+def _sketch_chunk(texts: list[str], shingle_size: int, num_perm: int, seed: int) -> np.ndarray:
+    tokens = tokenize(texts)
+    sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, shingle_size)
+    return minhash_signatures(sets, num_perm, seed)
+
+
+def sketch_texts(
+    texts: Sequence[str], shingle_size: int, num_perm: int, seed: int, jobs: int = 1, chunk_size: int = 50_000
+) -> np.ndarray:
+    """MinHash signatures of whole texts (no boilerplate removal), slices in `jobs` processes.
+
+    The plain text → signature path, for the baseline and for like-for-like speed comparisons.
+    """
+    texts = list(texts)
+    slices = [texts[start : start + chunk_size] for start in range(0, len(texts), chunk_size)] or [[]]
+    if len(slices) > 1 and jobs > 1:
+        from joblib import Parallel, delayed
+
+        parts = Parallel(n_jobs=jobs, backend="loky")(
+            delayed(_sketch_chunk)(part, shingle_size, num_perm, seed) for part in slices
+        )
+    else:
+        parts = [_sketch_chunk(part, shingle_size, num_perm, seed) for part in slices]
+    return np.concatenate(parts)

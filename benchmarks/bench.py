@@ -1,0 +1,262 @@
+"""Throughput and memory of jobdedup beside datasketch, measured in one run (`make bench`).
+
+For each corpus size (built by `benchmarks.corpus` from the real ads in ../shared):
+- jobdedup `dedup` end to end and each stage alone (prepare = clean + fields + shingles + MinHash,
+  candidates = LSH bands + field blocking, score = pair features + LightGBM, group), wall time and
+  peak memory, each size in a fresh subprocess so the peak is its own;
+- the plain datasketch way: per-shingle `MinHash.update` (sha1), `MinHashLSH.insert` + `query`,
+  union-find; it runs at a few hundred ads/s, so it is timed on the first `--plain-sample` ads and
+  reported as a rate;
+- datasketch's fastest way: `MinHash.bulk` with an xxhash `hashfunc` and an LSH insertion session.
+Both datasketch ways use the same 5-word shingles of `str.lower().split()` and 42 bands × 3 rows.
+
+Run: .venv/bin/python -m benchmarks.bench --sizes 10000 100000 [1000000] [--plot benchmarks/scaling.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "models" / "default" / "model.json"
+BANDS, ROWS, K = 42, 3, 5
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure_jobdedup(size: int, jobs: int) -> dict:
+    """jobdedup stage by stage on one corpus (called in a subprocess)."""
+    from benchmarks.corpus import ensure
+    from pipeline.engine import Deduplicator
+    from pipeline.group import GroupReport, group_ads
+    from pipeline.io import read_ads
+
+    path = ensure(size)
+    model = Deduplicator.load(MODEL).with_config(show_progress=False, jobs=jobs)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    ads = read_ads(path)
+    timings["read"] = time.perf_counter() - start
+    t = time.perf_counter()
+    batch = model.prepare(ads)
+    timings["prepare"] = time.perf_counter() - t
+    t = time.perf_counter()
+    candidates, report = model._candidates(batch)
+    timings["candidates"] = time.perf_counter() - t
+    left, right = candidates["i"].to_numpy(), candidates["j"].to_numpy()
+    t = time.perf_counter()
+    probability = model.score(batch, left, right)
+    timings["score"] = time.perf_counter() - t
+    accepted = probability >= model.threshold_
+    edges = pd.DataFrame({"i": left[accepted], "j": right[accepted], "probability": probability[accepted]})
+    t = time.perf_counter()
+    group_ads(len(batch), edges, lambda a, b: model.score(batch, a, b), 0.5, 60, GroupReport())
+    timings["group"] = time.perf_counter() - t
+    timings["stages_total"] = sum(v for k, v in timings.items())
+    # Like for like with datasketch: text -> shingles -> MinHash -> LSH candidate pairs, nothing else.
+    from pipeline.candidates import lsh_candidates
+    from pipeline.sketch import sketch_texts
+
+    cfg = model.config
+    texts = ads["description"].astype(object).where(ads["description"].notna(), "").tolist()
+    t = time.perf_counter()
+    signatures = sketch_texts(
+        texts, cfg.shingle_size, cfg.num_perm, cfg.seed, jobs=jobs, chunk_size=size // jobs + 1
+    )
+    lsh_candidates(signatures, cfg.lsh_bands, cfg.lsh_rows, cfg.max_bucket_size)
+    timings["sketch_lsh"] = time.perf_counter() - t
+    t = time.perf_counter()
+    model.run(ads)
+    timings["dedup_end_to_end"] = time.perf_counter() - t + timings["read"]
+    return {"size": size, "pairs": int(len(candidates)), "timings": timings, "peak_mb": _peak_mb()}
+
+
+def _shingles(text: str) -> list[bytes]:
+    words = text.lower().split()
+    if len(words) < K:
+        return [" ".join(words).encode()] if words else []
+    return [" ".join(words[i : i + K]).encode() for i in range(len(words) - K + 1)]
+
+
+def _union_find_groups(n: int, pairs: list[tuple[int, int]]) -> int:
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[ra] = rb
+    return len({find(x) for x in range(n)})
+
+
+def measure_datasketch(size: int, plain_sample: int) -> dict:
+    """The plain and the fastest datasketch ways (called in a subprocess)."""
+    import xxhash
+    from datasketch import MinHash, MinHashLSH
+
+    from benchmarks.corpus import ensure
+
+    texts = pd.read_parquet(ensure(size), columns=["description"])["description"].fillna("").tolist()
+    out: dict = {"size": size}
+    # Plain: per-shingle update (sha1) + MinHashLSH insert/query + union-find, on a sample.
+    sample = texts[:plain_sample]
+    t = time.perf_counter()
+    lsh = MinHashLSH(num_perm=BANDS * ROWS, params=(BANDS, ROWS))
+    sketches = []
+    for i, text in enumerate(sample):
+        m = MinHash(num_perm=BANDS * ROWS)
+        for shingle in _shingles(text):
+            m.update(shingle)
+        sketches.append(m)
+        lsh.insert(str(i), m)
+    pairs = [(i, int(j)) for i, m in enumerate(sketches) for j in lsh.query(m) if int(j) > i]
+    _union_find_groups(len(sample), pairs)
+    out["plain_seconds"] = time.perf_counter() - t
+    out["plain_ads"] = len(sample)
+    # Fastest: bulk with xxhash + insertion session + union-find, on everything.
+    t = time.perf_counter()
+    shingle_lists = [_shingles(text) for text in texts]
+    minhashes = MinHash.bulk(shingle_lists, num_perm=BANDS * ROWS, hashfunc=xxhash.xxh32_intdigest)
+    lsh = MinHashLSH(num_perm=BANDS * ROWS, params=(BANDS, ROWS))
+    with lsh.insertion_session() as session:
+        for i, m in enumerate(minhashes):
+            session.insert(str(i), m)
+    pairs = [(i, int(j)) for i, m in enumerate(minhashes) for j in lsh.query(m) if int(j) > i]
+    _union_find_groups(len(texts), pairs)
+    out["fast_seconds"] = time.perf_counter() - t
+    out["fast_ads"] = len(texts)
+    out["peak_mb"] = _peak_mb()
+    return out
+
+
+def _in_subprocess(kind: str, size: int, extra: list[str]) -> dict:
+    command = [sys.executable, "-m", "benchmarks.bench", "--one", kind, str(size), *extra]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def table(rows: list[dict]) -> str:
+    """Markdown table of the measurements with rates and ratios."""
+    lines = [
+        "| ads | way | text → MinHash → LSH pairs | ads/s | dedup end to end | peak memory | ratio |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        j, d = row["jobdedup"], row["datasketch"]
+        ours = j["timings"]["sketch_lsh"]
+        ours_rate = j["size"] / ours
+        fast_rate = d["fast_ads"] / d["fast_seconds"]
+        plain_rate = d["plain_ads"] / d["plain_seconds"]
+        lines += [
+            f"| {j['size']:,} | jobdedup (tokenize, shingle, MinHash, band keys; 2 processes) | {ours:.1f} s | {ours_rate:,.0f} | "
+            f"{j['timings']['dedup_end_to_end']:.1f} s | {j['peak_mb']:,.0f} MB | 1× |",
+            f"| {j['size']:,} | datasketch bulk + xxhash + insertion session | {d['fast_seconds']:.1f} s | "
+            f"{fast_rate:,.0f} | – | {d['peak_mb']:,.0f} MB | jobdedup {ours_rate / fast_rate:.1f}× faster |",
+            f"| {j['size']:,} | datasketch update + MinHashLSH (on {d['plain_ads']:,} ads) | "
+            f"{d['plain_seconds']:.1f} s | {plain_rate:,.0f} | – | – | jobdedup {ours_rate / plain_rate:.0f}× faster |",
+        ]
+    lines += [
+        "",
+        "| ads | candidate pairs | prepare | candidates | score | group | dedup end to end |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        j = row["jobdedup"]
+        t = j["timings"]
+        lines.append(
+            f"| {j['size']:,} | {j['pairs']:,} | {t['prepare']:.1f} s | {t['candidates']:.1f} s | "
+            f"{t['score']:.1f} s | {t['group']:.1f} s | {t['dedup_end_to_end']:.1f} s |"
+        )
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Time against corpus size, log-log, beside a linear reference."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = np.array([r["jobdedup"]["size"] for r in rows])
+    total = np.array([r["jobdedup"]["timings"]["dedup_end_to_end"] for r in rows])
+    fast = np.array(
+        [r["datasketch"]["fast_seconds"] * r["jobdedup"]["size"] / r["datasketch"]["fast_ads"] for r in rows]
+    )
+    plain = np.array(
+        [
+            r["datasketch"]["plain_seconds"] * r["jobdedup"]["size"] / r["datasketch"]["plain_ads"]
+            for r in rows
+        ]
+    )
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.loglog(sizes, total, "o-", label="jobdedup dedup, end to end")
+    ax.loglog(sizes, fast, "s--", label="datasketch bulk+session (sketch+LSH only)")
+    ax.loglog(sizes, plain, "^:", label="datasketch update+LSH (rate × size)")
+    ax.loglog(sizes, total[0] * sizes / sizes[0], color="grey", lw=0.8, label="linear from the smallest")
+    ax.set_xlabel("ads")
+    ax.set_ylabel("seconds (2 cores)")
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", lw=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--plain-sample", type=int, default=2_000)
+    parser.add_argument("--plot", type=Path, default=ROOT / "benchmarks" / "scaling.png")
+    parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench" / "results.json")
+    parser.add_argument("--one", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        kind, size = args.one[0], int(args.one[1])
+        result = (
+            measure_jobdedup(size, args.jobs)
+            if kind == "jobdedup"
+            else measure_datasketch(size, args.plain_sample)
+        )
+        print(json.dumps(result))
+        return
+    print(
+        f"machine: {platform.node()} {platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}"
+    )
+    rows = []
+    for size in args.sizes:
+        print(f"measuring {size:,} ads ...", file=sys.stderr)
+        rows.append(
+            {
+                "jobdedup": _in_subprocess("jobdedup", size, ["--jobs", str(args.jobs)]),
+                "datasketch": _in_subprocess("datasketch", size, ["--plain-sample", str(args.plain_sample)]),
+            }
+        )
+    print(table(rows))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(rows, indent=2))
+    plot(rows, args.plot)
+    print(f"plot: {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
