@@ -39,3 +39,8 @@ lint: $(STAMP)
 
 clean:
 	rm -rf out .pytest_cache
+
+## bench: throughput and memory at 10k and 100k ads beside datasketch (needs ../shared; `make labels` first)
+bench: $(STAMP)
+	test -f out/labels_full/test_ads.parquet || $(MAKE) labels
+	$(BIN)/python -m benchmarks.bench --sizes 10000 100000

@@ -54,6 +54,8 @@ def build(size: int, batch: int) -> tuple[Path, Path]:
                 f"  built {min(size, first + BUILD_CHUNK)} ads, {time.perf_counter() - start:.0f} s",
                 flush=True,
             )
+    for side in OUT.glob(partial.name + "-*"):  # empty -wal/-shm after the closing checkpoint
+        side.unlink()
     partial.rename(index_path)
     return index_path, batch_path
 
@@ -77,7 +79,8 @@ def measure(index_path: Path, batch_path: Path) -> dict:
         seconds = time.perf_counter() - start
     with Index.open(work, read_only=True) as index:
         after = index.stats()
-    work.unlink()
+    for leftover in OUT.glob(work.name + "*"):
+        leftover.unlink()
     return {
         "index_ads": before["ads"],
         "batch_ads": len(ads),
