@@ -25,11 +25,11 @@ def test_groups_list_every_input_ad_once_and_pairs_follow_the_contract(test_ads,
     ).all()
 
 
-def test_held_out_quality_beats_the_plain_way(default_model, test_ads, test_labels, test_result):
+def test_held_out_quality_beats_the_plain_way(held_out_model, test_ads, test_labels, held_out_result):
     from pipeline.baseline import minhash_threshold_baseline
 
-    figures = default_model.evaluate(test_ads, test_labels, result=test_result)
-    baseline = minhash_threshold_baseline(test_result.batch, test_labels, default_model.config)
+    figures = held_out_model.evaluate(test_ads, test_labels, result=held_out_result)
+    baseline = minhash_threshold_baseline(held_out_result.batch, test_labels, held_out_model.config)
     assert figures["precision"] >= 0.97 and figures["f1"] >= 0.95
     assert figures["f1"] > baseline["f1"] + 0.1
     for key in ("recall", "pr_auc", "candidate_recall", "bcubed_precision", "bcubed_recall"):
@@ -43,7 +43,7 @@ def _shingle_jaccard(texts: list[str]) -> float:
     return len(a & b) / len(a | b) if a | b else float("nan")
 
 
-def test_low_overlap_reposts_are_found(test_ads, test_labels, test_result):
+def test_low_overlap_reposts_are_found(test_ads, test_labels, held_out_result):
     """Labelled reposts whose texts share only 30-45 % of their shingles still end up grouped."""
     positives = test_labels.pairs[test_labels.pairs["label"] == 1]
     text = test_ads.set_index("ad_id")["description"].fillna("")
@@ -52,15 +52,15 @@ def test_low_overlap_reposts_are_found(test_ads, test_labels, test_result):
     )
     low = positives[(jaccard >= 0.30) & (jaccard <= 0.45)]
     assert len(low) >= 20
-    group_of = test_result.groups.set_index("ad_id")["group_id"]
+    group_of = held_out_result.groups.set_index("ad_id")["group_id"]
     found = (low["ad_id_a"].map(group_of).to_numpy() == low["ad_id_b"].map(group_of).to_numpy()).mean()
     assert found >= 0.9
 
 
-def test_template_sharing_different_vacancies_are_not_grouped(test_ads, test_result):
+def test_template_sharing_different_vacancies_are_not_grouped(test_ads, held_out_result):
     """Hard negatives built from one template (other town, other level) stay apart from their base ad."""
     origin = test_ads.set_index("ad_id")["origin"]
-    group_of = test_result.groups.set_index("ad_id")["group_id"]
+    group_of = held_out_result.groups.set_index("ad_id")["group_id"]
     text = test_ads.set_index("ad_id")["description"].fillna("")
     negatives = [i for i in origin.index if origin[i] in ("negative:other_town", "negative:other_level")]
     assert len(negatives) >= 20
@@ -91,13 +91,13 @@ def test_fit_save_load_round_trip(tmp_path, test_ads, test_labels):
     assert np.array_equal(loaded.boilerplate_, model.boilerplate_)
 
 
-def test_hand_checked_natural_pairs_held_out(default_model):
+def test_hand_checked_natural_pairs_held_out(held_out_model):
     """Natural cross-site reposts and templates from corpora the model never trained on."""
     from pipeline.io import read_ads, read_labels
     from tests.conftest import DATA
 
     ads = read_ads(DATA / "natural_test_ads.parquet")
     labels = read_labels(DATA / "natural_test_pairs.csv", ads=ads)
-    figures = default_model.evaluate(ads, labels)
+    figures = held_out_model.evaluate(ads, labels)
     assert figures["labelled_pairs"] == len(labels.pairs) and figures["labelled_duplicates"] >= 50
     assert figures["precision"] >= 0.85 and figures["recall"] >= 0.8
