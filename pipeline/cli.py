@@ -131,6 +131,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="eurostat: also write OUT/duplicates.csv (id1,id2,type; no header; id1 < id2), the submission "
         "file of Eurostat's 2023 deduplication challenge",
     )
+    dedup.add_argument(
+        "--engine",
+        choices=("embedded", "spark"),
+        default="embedded",
+        help="embedded (default): this process; spark: Apache Spark (needs pip install 'jobdedup[spark]')",
+    )
+    dedup.add_argument(
+        "--spark-master",
+        default=None,
+        metavar="URL",
+        help="with --engine spark: the cluster to run on, e.g. spark://host:7077 (default local[*])",
+    )
     _max_description_chars(dedup)
     _common(dedup)
 
@@ -241,6 +253,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_dedup(args: argparse.Namespace) -> int:
+    if getattr(args, "spark_master", None) and getattr(args, "engine", "embedded") != "spark":
+        raise JobdedupError("--spark-master needs --engine spark")
+    if getattr(args, "engine", "embedded") == "spark":
+        from pipeline.spark_engine import cmd_dedup_spark
+
+        return cmd_dedup_spark(args)
     model = _load_model(args)
     ads = read_ads(args.ads, model.config.max_description_chars)
     result = model.run(ads)
