@@ -21,20 +21,10 @@ import zstandard
 from xxhash import xxh3_64_intdigest
 
 from pipeline.candidates import band_keys
+from pipeline.io import ADS_COLUMNS
 from pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
-STORED_COLUMNS = (
-    "description",
-    "title",
-    "company",
-    "location",
-    "occupation",
-    "contact",
-    "url",
-    "posted_at",
-    "source",
-    "language",
-)
+STORED_COLUMNS = tuple(c for c in ADS_COLUMNS if c != "ad_id")
 DICTIONARY_BYTES = 128 * 1024
 DICTIONARY_MIN_ADS = 200
 COMPRESSION_LEVEL = 7
