@@ -1,13 +1,15 @@
 """Throughput and memory of jobdedup beside datasketch, measured in one run (`make bench`).
 
 For each corpus size (built by `benchmarks.corpus` from the real ads in ../shared):
-- jobdedup `dedup` end to end and each stage alone (prepare = clean + fields + shingles + MinHash,
-  candidates = LSH bands + field blocking, score = pair features + LightGBM, group), wall time and
-  peak memory, each size in a fresh subprocess so the peak is its own;
+- jobdedup `dedup` end to end (read, prepare = clean + fields + shingles + MinHash, candidates =
+  LSH bands + field blocking, score = pair features + LightGBM, group, write) with the engine's
+  stage timings and peak memory, each size in a fresh subprocess so the peak is its own;
+- jobdedup's text → MinHash → LSH pairs path alone (like for like with datasketch);
 - the plain datasketch way: per-shingle `MinHash.update` (sha1), `MinHashLSH.insert` + `query`,
   union-find; it runs at a few hundred ads/s, so it is timed on the first `--plain-sample` ads and
   reported as a rate;
-- datasketch's fastest way: `MinHash.bulk` with an xxhash `hashfunc` and an LSH insertion session.
+- datasketch's fastest way: `MinHash.bulk` with an xxhash `hashfunc` and an LSH insertion session,
+  on up to `--fast-sample` ads (100,000: its objects would not fit in memory at a million).
 Both datasketch ways use the same 5-word shingles of `str.lower().split()` and 42 bands × 3 rows.
 
 Run: .venv/bin/python -m benchmarks.bench --sizes 10000 100000 [1000000] [--plot benchmarks/scaling.png]
@@ -37,50 +39,44 @@ def _peak_mb() -> float:
 
 
 def measure_jobdedup(size: int, jobs: int) -> dict:
-    """jobdedup stage by stage on one corpus (called in a subprocess)."""
+    """`jobdedup dedup` work end to end in this process (read, run, write outputs), with the
+    engine's own stage timings and this process's peak memory (called in a subprocess)."""
+    import tempfile
+
     from benchmarks.corpus import ensure
+    from pipeline.cli import _write_outputs
     from pipeline.engine import Deduplicator
-    from pipeline.group import GroupReport, group_ads
     from pipeline.io import read_ads
 
     path = ensure(size)
     model = Deduplicator.load(MODEL).with_config(show_progress=False, jobs=jobs)
-    timings: dict[str, float] = {}
     start = time.perf_counter()
     ads = read_ads(path)
-    timings["read"] = time.perf_counter() - start
-    t = time.perf_counter()
-    batch = model.prepare(ads)
-    timings["prepare"] = time.perf_counter() - t
-    t = time.perf_counter()
-    candidates, report = model._candidates(batch)
-    timings["candidates"] = time.perf_counter() - t
-    left, right = candidates["i"].to_numpy(), candidates["j"].to_numpy()
-    t = time.perf_counter()
-    probability = model.score(batch, left, right)
-    timings["score"] = time.perf_counter() - t
-    accepted = probability >= model.threshold_
-    edges = pd.DataFrame({"i": left[accepted], "j": right[accepted], "probability": probability[accepted]})
-    t = time.perf_counter()
-    group_ads(len(batch), edges, lambda a, b: model.score(batch, a, b), 0.5, 60, GroupReport())
-    timings["group"] = time.perf_counter() - t
-    timings["stages_total"] = sum(v for k, v in timings.items())
-    # Like for like with datasketch: text -> shingles -> MinHash -> LSH candidate pairs, nothing else.
+    read_seconds = time.perf_counter() - start
+    result = model.run(ads)
+    with tempfile.TemporaryDirectory() as out:
+        t = time.perf_counter()
+        _write_outputs(result.pairs, result.groups, Path(out))
+        write_seconds = time.perf_counter() - t
+    total = time.perf_counter() - start
+    timings = {"read": read_seconds, **result.timings, "write": write_seconds, "dedup_end_to_end": total}
+    return {"size": size, "pairs": int(len(result.pairs)), "timings": timings, "peak_mb": _peak_mb()}
+
+
+def measure_sketch_lsh(size: int, jobs: int) -> dict:
+    """Like for like with datasketch: text → shingles → MinHash → LSH candidate pairs, nothing else."""
+    from benchmarks.corpus import ensure
     from pipeline.candidates import lsh_candidates
+    from pipeline.config import Config
     from pipeline.sketch import sketch_texts
 
-    cfg = model.config
-    texts = ads["description"].astype(object).where(ads["description"].notna(), "").tolist()
+    cfg = Config()
+    texts = pd.read_parquet(ensure(size), columns=["description"])["description"].fillna("").tolist()
+    sketch_texts(texts[:100], cfg.shingle_size, cfg.num_perm, cfg.seed, jobs=jobs)  # compiled code loaded
     t = time.perf_counter()
-    signatures = sketch_texts(
-        texts, cfg.shingle_size, cfg.num_perm, cfg.seed, jobs=jobs, chunk_size=size // jobs + 1
-    )
+    signatures = sketch_texts(texts, cfg.shingle_size, cfg.num_perm, cfg.seed, jobs=jobs)
     lsh_candidates(signatures, cfg.lsh_bands, cfg.lsh_rows, cfg.max_bucket_size)
-    timings["sketch_lsh"] = time.perf_counter() - t
-    t = time.perf_counter()
-    model.run(ads)
-    timings["dedup_end_to_end"] = time.perf_counter() - t + timings["read"]
-    return {"size": size, "pairs": int(len(candidates)), "timings": timings, "peak_mb": _peak_mb()}
+    return {"size": size, "sketch_lsh": time.perf_counter() - t, "peak_mb": _peak_mb()}
 
 
 def _shingles(text: str) -> list[bytes]:
@@ -106,7 +102,7 @@ def _union_find_groups(n: int, pairs: list[tuple[int, int]]) -> int:
     return len({find(x) for x in range(n)})
 
 
-def measure_datasketch(size: int, plain_sample: int) -> dict:
+def measure_datasketch(size: int, plain_sample: int, fast_sample: int) -> dict:
     """The plain and the fastest datasketch ways (called in a subprocess)."""
     import xxhash
     from datasketch import MinHash, MinHashLSH
@@ -130,7 +126,9 @@ def measure_datasketch(size: int, plain_sample: int) -> dict:
     _union_find_groups(len(sample), pairs)
     out["plain_seconds"] = time.perf_counter() - t
     out["plain_ads"] = len(sample)
-    # Fastest: bulk with xxhash + insertion session + union-find, on everything.
+    # Fastest: bulk with xxhash + insertion session + union-find, on up to `fast_sample` ads
+    # (its Python objects take ~60 KB per ad: a million would not fit in memory).
+    texts = texts[:fast_sample]
     t = time.perf_counter()
     shingle_lists = [_shingles(text) for text in texts]
     minhashes = MinHash.bulk(shingle_lists, num_perm=BANDS * ROWS, hashfunc=xxhash.xxh32_intdigest)
@@ -153,36 +151,37 @@ def _in_subprocess(kind: str, size: int, extra: list[str]) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    """Markdown table of the measurements with rates and ratios."""
+    """Markdown tables of the measurements with rates and ratios."""
     lines = [
-        "| ads | way | text → MinHash → LSH pairs | ads/s | dedup end to end | peak memory | ratio |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| ads | way | text → MinHash → LSH pairs | ads/s | peak memory | ratio |",
+        "|---:|---|---:|---:|---:|---:|",
     ]
     for row in rows:
-        j, d = row["jobdedup"], row["datasketch"]
-        ours = j["timings"]["sketch_lsh"]
-        ours_rate = j["size"] / ours
+        k, d = row["sketch"], row["datasketch"]
+        ours_rate = k["size"] / k["sketch_lsh"]
         fast_rate = d["fast_ads"] / d["fast_seconds"]
         plain_rate = d["plain_ads"] / d["plain_seconds"]
         lines += [
-            f"| {j['size']:,} | jobdedup (tokenize, shingle, MinHash, band keys; 2 processes) | {ours:.1f} s | {ours_rate:,.0f} | "
-            f"{j['timings']['dedup_end_to_end']:.1f} s | {j['peak_mb']:,.0f} MB | 1× |",
-            f"| {j['size']:,} | datasketch bulk + xxhash + insertion session | {d['fast_seconds']:.1f} s | "
-            f"{fast_rate:,.0f} | – | {d['peak_mb']:,.0f} MB | jobdedup {ours_rate / fast_rate:.1f}× faster |",
-            f"| {j['size']:,} | datasketch update + MinHashLSH (on {d['plain_ads']:,} ads) | "
-            f"{d['plain_seconds']:.1f} s | {plain_rate:,.0f} | – | – | jobdedup {ours_rate / plain_rate:.0f}× faster |",
+            f"| {k['size']:,} | jobdedup (compiled tokenise, shingle, MinHash, band keys) | "
+            f"{k['sketch_lsh']:.1f} s | {ours_rate:,.0f} | {k['peak_mb']:,.0f} MB | 1× |",
+            f"| {k['size']:,} | datasketch bulk + xxhash + insertion session (on {d['fast_ads']:,} ads) | "
+            f"{d['fast_seconds']:.1f} s | {fast_rate:,.0f} | {d['peak_mb']:,.0f} MB | "
+            f"jobdedup {ours_rate / fast_rate:.1f}× faster |",
+            f"| {k['size']:,} | datasketch update + MinHashLSH (on {d['plain_ads']:,} ads) | "
+            f"{d['plain_seconds']:.1f} s | {plain_rate:,.0f} | – | jobdedup {ours_rate / plain_rate:.0f}× faster |",
         ]
     lines += [
         "",
-        "| ads | candidate pairs | prepare | candidates | score | group | dedup end to end |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| ads | candidate pairs | read | prepare | candidates | score | group | write | dedup end to end | peak memory |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         j = row["jobdedup"]
         t = j["timings"]
         lines.append(
-            f"| {j['size']:,} | {j['pairs']:,} | {t['prepare']:.1f} s | {t['candidates']:.1f} s | "
-            f"{t['score']:.1f} s | {t['group']:.1f} s | {t['dedup_end_to_end']:.1f} s |"
+            f"| {j['size']:,} | {j['pairs']:,} | {t['read']:.1f} s | {t['prepare']:.1f} s | "
+            f"{t['candidates']:.1f} s | {t['score']:.1f} s | {t['group']:.1f} s | {t['write']:.1f} s | "
+            f"{t['dedup_end_to_end']:.1f} s | {j['peak_mb']:,.0f} MB |"
         )
     return "\n".join(lines)
 
@@ -206,8 +205,10 @@ def plot(rows: list[dict], path: Path) -> None:
         ]
     )
     fig, ax = plt.subplots(figsize=(6, 4))
+    sketch = np.array([r["sketch"]["sketch_lsh"] for r in rows])
     ax.loglog(sizes, total, "o-", label="jobdedup dedup, end to end")
-    ax.loglog(sizes, fast, "s--", label="datasketch bulk+session (sketch+LSH only)")
+    ax.loglog(sizes, sketch, "o--", label="jobdedup sketch+LSH only")
+    ax.loglog(sizes, fast, "s--", label="datasketch bulk+session (sketch+LSH only, rate × size)")
     ax.loglog(sizes, plain, "^:", label="datasketch update+LSH (rate × size)")
     ax.loglog(sizes, total[0] * sizes / sizes[0], color="grey", lw=0.8, label="linear from the smallest")
     ax.set_xlabel("ads")
@@ -226,17 +227,19 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--plain-sample", type=int, default=2_000)
+    parser.add_argument("--fast-sample", type=int, default=100_000)
     parser.add_argument("--plot", type=Path, default=ROOT / "benchmarks" / "scaling.png")
     parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench" / "results.json")
     parser.add_argument("--one", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         kind, size = args.one[0], int(args.one[1])
-        result = (
-            measure_jobdedup(size, args.jobs)
-            if kind == "jobdedup"
-            else measure_datasketch(size, args.plain_sample)
-        )
+        if kind == "jobdedup":
+            result = measure_jobdedup(size, args.jobs)
+        elif kind == "sketch":
+            result = measure_sketch_lsh(size, args.jobs)
+        else:
+            result = measure_datasketch(size, args.plain_sample, args.fast_sample)
         print(json.dumps(result))
         return
     print(
@@ -248,7 +251,12 @@ def main() -> None:
         rows.append(
             {
                 "jobdedup": _in_subprocess("jobdedup", size, ["--jobs", str(args.jobs)]),
-                "datasketch": _in_subprocess("datasketch", size, ["--plain-sample", str(args.plain_sample)]),
+                "sketch": _in_subprocess("sketch", size, ["--jobs", str(args.jobs)]),
+                "datasketch": _in_subprocess(
+                    "datasketch",
+                    size,
+                    ["--plain-sample", str(args.plain_sample), "--fast-sample", str(args.fast_sample)],
+                ),
             }
         )
     print(table(rows))

@@ -1,16 +1,18 @@
 """Compiled loops (numba) for the two set operations numpy cannot express without sorting everything.
 
-- `sorted_unique_rows`: sort and de-duplicate each row of a CSR layout (per-document shingle sets).
+- `window_shingles`: per document, the sorted unique hashes of its k-word windows.
 - `intersection_counts`: size of the intersection of two sorted rows, for many pairs, in parallel.
+- `minhash_rows`: datasketch-compatible affine32 MinHash of each row.
 
-Both are merge/sort loops over small sorted arrays: in numpy they need a global lexsort (seconds
-per million rows); compiled they run at a few nanoseconds per element. Functions are cached on
-disk after the first compilation.
+All are loops over small per-document arrays: in numpy they need a global lexsort (seconds per
+million rows); compiled they run at a few nanoseconds per element, documents in parallel.
+Functions are cached on disk after the first compilation.
 
 Example:
-    >>> indptr, values = sorted_unique_rows(np.array([0, 3]), np.array([5, 1, 5], dtype=np.uint64))
+    >>> mult = np.array([1, 1], dtype=np.uint64)
+    >>> indptr, values = window_shingles(np.array([5, 1, 5], dtype=np.uint64), np.array([0, 3]), 2, mult)
     >>> values.tolist()
-    [1, 5]
+    [6]
 """
 
 from __future__ import annotations
@@ -18,36 +20,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit, prange
-
-
-@njit(cache=True, nogil=True)
-def _sort_unique_rows(
-    indptr: np.ndarray, values: np.ndarray, out_indptr: np.ndarray, out_values: np.ndarray
-) -> int:
-    write = 0
-    for row in range(indptr.shape[0] - 1):
-        start, stop = indptr[row], indptr[row + 1]
-        out_indptr[row] = write
-        if stop > start:
-            chunk = np.sort(values[start:stop])
-            out_values[write] = chunk[0]
-            write += 1
-            for i in range(1, chunk.shape[0]):
-                if chunk[i] != chunk[i - 1]:
-                    out_values[write] = chunk[i]
-                    write += 1
-    out_indptr[indptr.shape[0] - 1] = write
-    return write
-
-
-def sorted_unique_rows(indptr: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's values sorted and de-duplicated; returns (indptr, values)."""
-    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-    values = np.ascontiguousarray(values, dtype=np.uint64)
-    out_indptr = np.empty_like(indptr)
-    out_values = np.empty_like(values)
-    written = _sort_unique_rows(indptr, values, out_indptr, out_values)
-    return out_indptr, out_values[:written].copy()
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -92,9 +64,9 @@ def intersection_counts(
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
         _intersections(
             np.ascontiguousarray(indptr_a, dtype=np.int64),
-            np.ascontiguousarray(values_a, dtype=np.uint64),
+            np.ascontiguousarray(values_a, dtype=np.uint32),
             np.ascontiguousarray(indptr_b, dtype=np.int64),
-            np.ascontiguousarray(values_b, dtype=np.uint64),
+            np.ascontiguousarray(values_b, dtype=np.uint32),
             np.ascontiguousarray(left, dtype=np.int64),
             np.ascontiguousarray(right, dtype=np.int64),
             out,
@@ -115,7 +87,7 @@ def _minhash_rows(
         best = np.full(num_perm, mask, dtype=np.uint64)
         for i in range(start, stop):
             # numba widens integer arithmetic to 64 bits, so every step is masked back to 32.
-            h = values[i] & mask
+            h = np.uint64(values[i])
             h ^= h >> np.uint64(16)
             h = (h * np.uint64(0x85EBCA6B)) & mask
             h ^= h >> np.uint64(13)
@@ -123,8 +95,7 @@ def _minhash_rows(
             h ^= h >> np.uint64(16)
             for k in range(num_perm):
                 v = (a[k] * h + b[k]) & mask
-                if v < best[k]:
-                    best[k] = v
+                best[k] = min(best[k], v)
         for k in range(num_perm):
             out[row, k] = np.uint32(best[k])
 
@@ -132,7 +103,7 @@ def _minhash_rows(
 def minhash_rows(
     indptr: np.ndarray, values: np.ndarray, a: np.ndarray, b: np.ndarray, threads: int = 2
 ) -> np.ndarray:
-    """datasketch affine32 MinHash of each row: min over its values of a·fmix32(low32(v)) + b (mod 2³²).
+    """datasketch affine32 MinHash of each row: min over its uint32 values of a·fmix32(v) + b (mod 2³²).
 
     Rows without values keep the all-max signature.
     """
@@ -140,9 +111,119 @@ def minhash_rows(
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     _minhash_rows(
         np.ascontiguousarray(indptr, dtype=np.int64),
-        np.ascontiguousarray(values, dtype=np.uint64),
+        np.ascontiguousarray(values, dtype=np.uint32),
         np.ascontiguousarray(a, dtype=np.uint64),
         np.ascontiguousarray(b, dtype=np.uint64),
         out,
     )
     return out
+
+
+@njit(cache=True, nogil=True)
+def _doc_words(word_hash, start, stop, keep, use_keep, fallback):
+    """The words of one document that `keep` marks (all of them if none is kept and `fallback`)."""
+    if not use_keep:
+        return word_hash[start:stop]
+    kept = 0
+    for i in range(start, stop):
+        if keep[i]:
+            kept += 1
+    if kept == 0 and fallback:
+        return word_hash[start:stop]
+    words = np.empty(kept, dtype=np.uint64)
+    w = 0
+    for i in range(start, stop):
+        if keep[i]:
+            words[w] = word_hash[i]
+            w += 1
+    return words
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _window_shingles(word_hash, doc_ptr, keep, use_keep, fallback, k, multipliers, region_ptr, values, sizes):
+    mask = np.uint64(0xFFFFFFFF)
+    for d in prange(doc_ptr.shape[0] - 1):
+        words = _doc_words(word_hash, doc_ptr[d], doc_ptr[d + 1], keep, use_keep, fallback)
+        n = words.shape[0]
+        if n == 0:
+            sizes[d] = 0
+            continue
+        windows = max(n - k + 1, 1)
+        width = min(k, n)
+        region = values[region_ptr[d] : region_ptr[d] + windows]
+        for s in range(windows):
+            h = np.uint64(0)
+            for o in range(width):
+                h += words[s + o] * multipliers[o]
+            region[s] = np.uint32(h & mask)
+        region.sort()
+        unique = 1
+        for i in range(1, windows):
+            if region[i] != region[unique - 1]:
+                region[unique] = region[i]
+                unique += 1
+        sizes[d] = unique
+
+
+@njit(cache=True, nogil=True)
+def _window_counts(doc_ptr, keep, use_keep, fallback, k, counts):
+    for d in range(doc_ptr.shape[0] - 1):
+        n = doc_ptr[d + 1] - doc_ptr[d]
+        if use_keep:
+            kept = 0
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                if keep[i]:
+                    kept += 1
+            if kept > 0 or not fallback:
+                n = kept
+        counts[d] = max(n - k + 1, 1) if n > 0 else 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _compact_rows(region_ptr, values, sizes, out_ptr, out):
+    for d in prange(sizes.shape[0]):
+        out[out_ptr[d] : out_ptr[d] + sizes[d]] = values[region_ptr[d] : region_ptr[d] + sizes[d]]
+
+
+def window_shingles(
+    word_hash: np.ndarray,
+    doc_ptr: np.ndarray,
+    k: int,
+    multipliers: np.ndarray,
+    keep: np.ndarray | None = None,
+    fallback: bool = False,
+    threads: int = 2,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per document, the sorted unique uint32 hashes of its k-word windows: low 32 bits of
+    Σ word_hash[i + o]·multipliers[o]; a document of 1..k-1 words has one window of them all.
+
+    With `keep`, only the kept words count (windows join the words around dropped ones); with
+    `fallback`, a document with no kept word uses all its words. Returns (indptr, values).
+    """
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    use_keep = keep is not None
+    keep_array = np.ascontiguousarray(keep if use_keep else np.zeros(0), dtype=np.bool_)
+    counts = np.zeros(len(doc_ptr) - 1, dtype=np.int64)
+    _window_counts(doc_ptr, keep_array, use_keep, fallback, k, counts)
+    region_ptr = np.zeros(len(doc_ptr), dtype=np.int64)
+    np.cumsum(counts, out=region_ptr[1:])
+    values = np.empty(int(region_ptr[-1]), dtype=np.uint32)
+    sizes = np.zeros(len(counts), dtype=np.int64)
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    _window_shingles(
+        np.ascontiguousarray(word_hash, dtype=np.uint64),
+        doc_ptr,
+        keep_array,
+        use_keep,
+        fallback,
+        k,
+        np.ascontiguousarray(multipliers, dtype=np.uint64),
+        region_ptr,
+        values,
+        sizes,
+    )
+    indptr = np.zeros(len(doc_ptr), dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    out = np.empty(int(indptr[-1]), dtype=np.uint32)
+    _compact_rows(region_ptr, values, sizes, indptr, out)
+    return indptr, out

@@ -77,9 +77,9 @@ class PairInputs:
     core_words: np.ndarray
 
 
-def _overlap(sets: ShingleSets, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, ...]:
+def _overlap(sets: ShingleSets, left: np.ndarray, right: np.ndarray, threads: int) -> tuple[np.ndarray, ...]:
     """Jaccard, max and min containment of each pair; NaN where either side is empty."""
-    inter = intersection_sizes(sets, left, right).astype(float)
+    inter = intersection_sizes(sets, left, right, threads=threads).astype(float)
     size_l = sets.sizes[left].astype(float)
     size_r = sets.sizes[right].astype(float)
     union = size_l + size_r - inter
@@ -94,14 +94,20 @@ def _overlap(sets: ShingleSets, left: np.ndarray, right: np.ndarray) -> tuple[np
     return jaccard, cont_max, cont_min
 
 
-def _string_similarity(values: pd.Series, left: np.ndarray, right: np.ndarray, scorer) -> np.ndarray:
+def _string_similarity(
+    values: pd.Series,
+    left: np.ndarray,
+    right: np.ndarray,
+    scorer,
+    threads: int,
+) -> np.ndarray:
     """rapidfuzz score in 0..1 for each pair; NaN where either string is missing."""
     present = values.notna().to_numpy()
     strings = values.fillna("").astype(str).to_numpy(dtype=object)
     both = present[left] & present[right]
     out = np.full(len(left), np.nan)
     if both.any():
-        scores = cpdist(strings[left[both]], strings[right[both]], scorer=scorer, workers=1)
+        scores = cpdist(strings[left[both]], strings[right[both]], scorer=scorer, workers=threads)
         out[both] = np.asarray(scores, dtype=float) / 100.0
     return out
 
@@ -136,19 +142,70 @@ def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.n
 
 
 LEVEL_WORDS = frozenset(
-    "senior junior lead principal staff head chief director manager intern internship trainee graduate "
-    "entry associate assistant vp apprentice apprenticeship werkstudent praktikant praktikum stagiaire stage "
-    "alternance medior mid student expert specialist supervisor coordinator officer 1 2 3 4 5 i ii iii iv v".split()
+    [
+        "senior",
+        "junior",
+        "lead",
+        "principal",
+        "staff",
+        "head",
+        "chief",
+        "director",
+        "manager",
+        "intern",
+        "internship",
+        "trainee",
+        "graduate",
+        "entry",
+        "associate",
+        "assistant",
+        "vp",
+        "apprentice",
+        "apprenticeship",
+        "werkstudent",
+        "praktikant",
+        "praktikum",
+        "stagiaire",
+        "stage",
+        "alternance",
+        "medior",
+        "mid",
+        "student",
+        "expert",
+        "specialist",
+        "supervisor",
+        "coordinator",
+        "officer",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "i",
+        "ii",
+        "iii",
+        "iv",
+        "v",
+    ]
 )
 
 
 def _word_sets(values: pd.Series) -> ShingleSets:
-    """Per row, the set of its words as 64-bit hashes (empty where missing); each distinct string once."""
-    strings = values.astype(object).where(values.notna(), "")
-    codes, uniques = pd.factorize(strings)
-    unique_sets = ShingleSets.from_lists(
-        [[xxh3_64_intdigest(w.encode()) for w in str(u).split()] for u in uniques]
+    """Per row, the set of its words as 32-bit hashes (empty where missing); vectorised over the
+    distinct strings, each distinct word hashed once."""
+    codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""))
+    words = pd.Series(uniques, dtype=object).str.split().explode().dropna()
+    word_codes, distinct_words = pd.factorize(words)
+    word_hash = np.fromiter(
+        (xxh3_64_intdigest(w.encode()) for w in distinct_words), np.uint64, len(distinct_words)
+    ).astype(np.uint32)
+    row_and_hash = np.unique(
+        (words.index.to_numpy(np.uint64) << np.uint64(32)) | word_hash[word_codes].astype(np.uint64)
     )
+    rows = (row_and_hash >> np.uint64(32)).astype(np.int64)
+    indptr = np.zeros(len(uniques) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(uniques)), out=indptr[1:])
+    unique_sets = ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
     return unique_sets.subset(codes)
 
 
@@ -161,10 +218,9 @@ def _title_differences(
     text is one template. NaN where either title is missing.
     """
     present = titles.notna().to_numpy()
-    levels = titles.astype(object).map(
-        lambda t: " ".join(sorted(set(t.split()) & LEVEL_WORDS)) if isinstance(t, str) else ""
-    )
-    level_code = pd.factorize(levels)[0]
+    title_codes, distinct_titles = pd.factorize(titles.astype(object).where(titles.notna(), ""))
+    levels = [" ".join(sorted(set(t.split()) & LEVEL_WORDS)) for t in distinct_titles]
+    level_code = pd.factorize(np.array(levels, dtype=object))[0][title_codes] if len(levels) else title_codes
     words = _word_sets(titles)
     shared = intersection_sizes(words, left, right)
     both = present[left] & present[right]
@@ -193,8 +249,11 @@ def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray
     return out
 
 
-def build_pair_features(inputs: PairInputs, left: np.ndarray, right: np.ndarray) -> pd.DataFrame:
-    """The `FEATURES` columns for pairs (left[p], right[p]) of ads in `inputs`.
+def build_pair_features(
+    inputs: PairInputs, left: np.ndarray, right: np.ndarray, threads: int = 1
+) -> pd.DataFrame:
+    """The `FEATURES` columns for pairs (left[p], right[p]) of ads in `inputs`; set overlaps and
+    string similarities run on `threads` threads.
 
     Example:
         >>> # features = build_pair_features(inputs, np.array([0]), np.array([1]))
@@ -208,12 +267,12 @@ def build_pair_features(inputs: PairInputs, left: np.ndarray, right: np.ndarray)
     core_empty = (inputs.core.sizes[left] == 0) | (inputs.core.sizes[right] == 0)
     out["minhash_core"] = np.where(core_empty, np.nan, minhash)
     out["jaccard_full"], out["containment_full_max"], out["containment_full_min"] = _overlap(
-        inputs.full, left, right
+        inputs.full, left, right, threads
     )
     out["jaccard_core"], out["containment_core_max"], out["containment_core_min"] = _overlap(
-        inputs.core, left, right
+        inputs.core, left, right, threads
     )
-    numbers_jaccard, _, _ = _overlap(inputs.numbers, left, right)
+    numbers_jaccard, _, _ = _overlap(inputs.numbers, left, right, threads)
     out["numbers_jaccard"] = numbers_jaccard
     has_l, has_r = inputs.numbers.sizes[left] > 0, inputs.numbers.sizes[right] > 0
     out["numbers_only_one_side"] = (has_l != has_r).astype(float)
@@ -226,15 +285,19 @@ def build_pair_features(inputs: PairInputs, left: np.ndarray, right: np.ndarray)
     out["log_words_max"] = np.log1p(np.fmax(words_l, words_r))
     out["core_share_min"] = np.fmin(share_l, share_r)
     out["core_share_max"] = np.fmax(share_l, share_r)
-    out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio)
-    out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio)
+    out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio, threads)
+    out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio, threads)
     out["title_equal"] = _equal(fields["title_tokens"], left, right)
     out["title_level_differs"], out["title_words_only_one_side"] = _title_differences(
         fields["title"], left, right
     )
-    out["company_token_set"] = _string_similarity(fields["company"], left, right, fuzz.token_set_ratio)
+    out["company_token_set"] = _string_similarity(
+        fields["company"], left, right, fuzz.token_set_ratio, threads
+    )
     out["company_equal"] = _equal(fields["company"], left, right)
-    out["occupation_token_set"] = _string_similarity(fields["occupation"], left, right, fuzz.token_set_ratio)
+    out["occupation_token_set"] = _string_similarity(
+        fields["occupation"], left, right, fuzz.token_set_ratio, threads
+    )
     out["location_conflict"] = _location_conflict(fields, left, right)
     out["email_match"] = _shared_item(fields["emails"], left, right)
     out["phone_match"] = _shared_item(fields["phones"], left, right)

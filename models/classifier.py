@@ -72,8 +72,10 @@ class PairClassifier:
         if len(np.unique(labels)) < 2:
             raise ValueError("training needs both duplicate and non-duplicate pairs among the candidates")
         self.feature_names_ = list(features.columns)
-        splitter = GroupShuffleSplit(n_splits=1, test_size=self.validation_fraction, random_state=self.seed)
-        train_idx, valid_idx = next(splitter.split(features, labels, groups))
+        train_idx = valid_idx = np.arange(len(labels))
+        if len(pd.unique(np.asarray(groups))) >= 2:  # one vacancy cannot be split: validate on all
+            splitter = GroupShuffleSplit(n_splits=1, test_size=self.validation_fraction, random_state=self.seed)
+            train_idx, valid_idx = next(splitter.split(features, labels, groups))
         if len(np.unique(labels[valid_idx])) < 2 or len(np.unique(labels[train_idx])) < 2:
             train_idx = valid_idx = np.arange(len(labels))
         train_set = lgb.Dataset(features.iloc[train_idx], labels[train_idx], free_raw_data=True)

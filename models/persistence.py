@@ -5,7 +5,7 @@ SHA-256 checksum are checked, and the booster is rebuilt from LightGBM's own tex
 
 Layout::
 
-    {"format": "jobdedup-model", "format_version": 1, "checksum": "<sha256>",
+    {"format": "jobdedup-model", "format_version": 2, "checksum": "<sha256>",
      "manifest": {...config, features, versions, training fingerprint...},
      "booster": "<LightGBM model text>"}
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT_NAME = "jobdedup-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: word hashes of the compiled tokeniser (boilerplate block hashes changed)
 
 
 class ModelFileError(ValueError):

@@ -76,16 +76,18 @@ def strip_markup(text: str) -> str:
     return html.unescape(_ANY_TAG.sub(" ", text))
 
 
-def text_for_tokens(text: str) -> str:
-    """Markup stripped and case-folded, NFKC and invisible marks only where the text is not ASCII.
+def text_for_kernel(text: str) -> str:
+    """Markup stripped and, where the text is not ASCII and not yet NFKC, NFKC-normalised.
 
-    Whitespace, bullets and Markdown are left alone: tokenising only keeps words, line breaks
-    and sentence ends, so cleaning them would be wasted work on the hot path.
+    Case folding and invisible marks are left to the compiled tokeniser (`pipeline.tokenizer`);
+    whitespace, bullets and Markdown are left alone: tokenising only keeps words, line breaks and
+    sentence ends, so cleaning them would be wasted work on the hot path.
     """
-    text = strip_markup(text)
-    if text.isascii():
-        return text.lower()
-    return normalize_unicode(text)
+    if "<" in text or "&" in text:
+        text = strip_markup(text)
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+        return unicodedata.normalize("NFKC", text)
+    return text
 
 
 def normalize_unicode(text: str) -> str:

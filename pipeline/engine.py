@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import warnings
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import pandas as pd
 
 from features.pairs import FEATURES, build_pair_features, monotone_constraints
 from models.classifier import PairClassifier
-from models.dup_types import dup_types_of_pairs, per_type_metrics
+from models.dup_types import assign_dup_types, dup_types_of_pairs, per_type_metrics
 from models.metrics import bcubed, pair_metrics, reduction_ratio
 from models.persistence import load_model_file, save_model_file
 from pipeline.boilerplate import merge_block_sets
@@ -49,6 +49,8 @@ class DedupResult:
     candidates: CandidateReport
     grouping: GroupReport
     batch: PreparedBatch = field(repr=False)
+    timings: dict[str, float] = field(default_factory=dict)
+    """Wall seconds per stage (prepare, candidates, score, group)."""
 
 
 def _versions() -> dict[str, str]:
@@ -126,7 +128,7 @@ class Deduplicator:
             self.classifier_.fit(features, target, pd.factorize(np.concatenate(group_parts))[0])
         self.training_ = {
             "ads": int(sum(len(a) for a in ads_sets)),
-            "pairs": int(len(target)),
+            "pairs": len(target),
             "positives": int(target.sum()),
             "fingerprint": _fingerprint(ads_sets, label_sets),
             "validation": self.classifier_.validation_,
@@ -157,20 +159,21 @@ class Deduplicator:
         """Duplicate probability of arbitrary pairs of ads in a prepared batch."""
         if len(left) == 0:
             return np.zeros(0)
-        return self.predict_proba(build_pair_features(batch.inputs, left, right))[:, 1]
+        return self.predict_proba(build_pair_features(batch.inputs, left, right, self.config.jobs))[:, 1]
 
     def run(self, ads: pd.DataFrame) -> DedupResult:
         """Deduplicate a batch and keep every intermediate result."""
         progress = Progress(self.config.show_progress)
-        with progress.stage("prepare", total=len(ads), unit="ads"):
-            batch = self.prepare(ads)
+        with progress.stage("prepare", total=len(ads), unit="ads") as bar:
+            batch = prepare_batch(ads, self.config, self.boilerplate_, on_slice=bar.update)
         with progress.stage("candidates", unit="pairs") as bar:
             candidates, candidate_report = self._candidates(batch)
             bar.update(len(candidates))
         left = candidates["i"].to_numpy()
         right = candidates["j"].to_numpy()
         with progress.stage("score", total=len(left), unit="pairs"):
-            probability = self.score(batch, left, right)
+            features = build_pair_features(batch.inputs, left, right, self.config.jobs)
+            probability = self.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
         accepted = probability >= self.threshold_
         edges = pd.DataFrame(
             {"i": left[accepted], "j": right[accepted], "probability": probability[accepted]}
@@ -200,7 +203,7 @@ class Deduplicator:
         # Duplicate type (FULL / SEMANTIC / TEMPORAL / PARTIAL, see models.dup_types) of accepted pairs.
         duplicate = pairs["is_duplicate"].to_numpy()
         dup_type = np.full(len(pairs), None, dtype=object)
-        dup_type[duplicate] = dup_types_of_pairs(batch.inputs, left[duplicate], right[duplicate])
+        dup_type[duplicate] = assign_dup_types(features[duplicate].reset_index(drop=True))
         pairs["dup_type"] = pd.array(dup_type, dtype="string")
         groups = pd.DataFrame(
             {
@@ -212,7 +215,12 @@ class Deduplicator:
         )
         groups = _with_extra_columns(groups, batch.ads)
         return DedupResult(
-            pairs=pairs, groups=groups, candidates=candidate_report, grouping=grouping, batch=batch
+            pairs=pairs,
+            groups=groups,
+            candidates=candidate_report,
+            grouping=grouping,
+            batch=batch,
+            timings=dict(progress.timings),
         )
 
     def dedup(self, ads: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -415,8 +423,8 @@ def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> di
         {
             "threshold": float(threshold),
             "candidate_recall": float(proposed[positives].mean()) if positives.any() else float("nan"),
-            "candidate_pairs": int(len(pairs)),
-            "labelled_pairs": int(len(universe)),
+            "candidate_pairs": len(pairs),
+            "labelled_pairs": len(universe),
             "labelled_duplicates": int(positives.sum()),
             "ads": int(n),
             "groups": int(result.groups["group_id"].nunique()),

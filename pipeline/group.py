@@ -63,15 +63,86 @@ def _cut_oversized(
     return parts
 
 
-def _average_linkage(
-    members: np.ndarray, scores: dict[tuple[int, int], float], link_threshold: float
-) -> np.ndarray:
-    """Cluster labels of `members` by average linkage on 1 − probability, cut at the threshold."""
-    k = len(members)
-    left, right = np.triu_indices(k, 1)
-    probabilities = np.array([scores[(members[a], members[b])] for a, b in zip(left, right)])
+def _average_linkage(probabilities: np.ndarray, link_threshold: float) -> np.ndarray:
+    """Cluster labels of k members from their k(k−1)/2 pair probabilities (np.triu_indices order),
+    by average linkage on 1 − probability, cut at the threshold."""
     tree = linkage(1.0 - probabilities, method="average")
     return fcluster(tree, t=1.0 - link_threshold + 1e-12, criterion="distance")
+
+
+def _member_lists(
+    component: np.ndarray,
+    accepted: pd.DataFrame,
+    link_threshold: float,
+    max_exact_size: int,
+    report: GroupReport,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Member arrays (ascending ad indices) of every component to check, and labels where the
+    oversized components are already cut into parts."""
+    labels = component.astype(np.int64)
+    sizes = np.bincount(component) if len(component) else np.zeros(0, np.int64)
+    order = np.argsort(component, kind="stable")
+    starts = np.cumsum(sizes) - sizes
+    lists = [
+        order[starts[c] : starts[c] + sizes[c]]
+        for c in np.flatnonzero((sizes >= 3) & (sizes <= max_exact_size))
+    ]
+    next_label = len(sizes)
+    for comp in np.flatnonzero(sizes > max_exact_size):
+        report.oversized_components += 1
+        for part in _cut_oversized(
+            order[starts[comp] : starts[comp] + sizes[comp]], accepted, link_threshold, max_exact_size
+        ):
+            labels[part] = next_label
+            next_label += 1
+            if len(part) >= 3:
+                lists.append(np.sort(part))
+    return lists, labels
+
+
+def _all_pairs(lists: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair (a < b) inside each list, list by list in np.triu_indices order; and pair_ptr,
+    so the pairs of list g are [pair_ptr[g], pair_ptr[g + 1]). Vectorised per list size."""
+    sizes = np.array([len(m) for m in lists], dtype=np.int64)
+    pair_counts = sizes * (sizes - 1) // 2
+    pair_ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(pair_counts, out=pair_ptr[1:])
+    a = np.empty(int(pair_ptr[-1]), dtype=np.int64)
+    b = np.empty_like(a)
+    for size in np.unique(sizes):
+        chosen = np.flatnonzero(sizes == size)
+        members = np.stack([lists[g] for g in chosen])
+        tri_a, tri_b = np.triu_indices(int(size), 1)
+        slots = (pair_ptr[chosen][:, None] + np.arange(len(tri_a))[None, :]).ravel()
+        a[slots] = members[:, tri_a].ravel()
+        b[slots] = members[:, tri_b].ravel()
+    return a, b, pair_ptr
+
+
+def _pair_probabilities(
+    a: np.ndarray,
+    b: np.ndarray,
+    accepted: pd.DataFrame,
+    score_pairs: PairScorer,
+    n_ads: int,
+    report: GroupReport,
+) -> np.ndarray:
+    """Probability of each pair (a[p], b[p]): the accepted one where known, else scored now."""
+    left = accepted["i"].to_numpy(dtype=np.int64)
+    right = accepted["j"].to_numpy(dtype=np.int64)
+    known_keys = np.minimum(left, right) * n_ads + np.maximum(left, right)
+    order = np.argsort(known_keys, kind="stable")
+    known_keys = known_keys[order]
+    known_probability = accepted["probability"].to_numpy(dtype=float)[order]
+    keys = a * n_ads + b
+    at = np.minimum(np.searchsorted(known_keys, keys), max(len(known_keys) - 1, 0))
+    found = (known_keys[at] == keys) if len(known_keys) else np.zeros(len(keys), dtype=bool)
+    probability = np.where(found, known_probability[at] if len(known_keys) else 0.0, np.nan)
+    missing = ~found
+    if missing.any():
+        probability[missing] = score_pairs(a[missing], b[missing])
+        report.extra_pairs_scored += int(missing.sum())
+    return probability
 
 
 def group_ads(
@@ -84,48 +155,27 @@ def group_ads(
 ) -> np.ndarray:
     """Group label (0..n_groups-1) for every ad, from accepted pairs `i`, `j`, `probability`.
 
-    `score_pairs(i, j)` must return the duplicate probability of arbitrary pairs of ads.
+    `score_pairs(i, j)` must return the duplicate probability of arbitrary pairs of ads. A
+    component whose pairs all reach `link_threshold` is one group without clustering (average
+    linkage could only merge it whole); the others are clustered.
     """
     report = report if report is not None else GroupReport()
     left = accepted["i"].to_numpy(dtype=np.int64)
     right = accepted["j"].to_numpy(dtype=np.int64)
     component = _components(n_ads, left, right)
-    sizes = np.bincount(component)
-    big_components = np.flatnonzero(sizes >= 3)
-    member_lists: list[np.ndarray] = []
-    for comp in big_components:
-        members = np.flatnonzero(component == comp)
-        if len(members) > max_exact_size:
-            report.oversized_components += 1
-            member_lists.extend(p for p in _cut_oversized(members, accepted, link_threshold, max_exact_size))
-        else:
-            member_lists.append(members)
-    scores = {(int(a), int(b)): float(p) for a, b, p in zip(left, right, accepted["probability"])}
-    missing_left, missing_right = [], []
-    for members in member_lists:
-        if len(members) < 3:
-            continue
-        a, b = np.triu_indices(len(members), 1)
-        for x, y in zip(members[a], members[b]):
-            if (int(x), int(y)) not in scores:
-                missing_left.append(int(x))
-                missing_right.append(int(y))
-    if missing_left:
-        extra = score_pairs(np.asarray(missing_left), np.asarray(missing_right))
-        scores.update({(x, y): float(p) for x, y, p in zip(missing_left, missing_right, extra)})
-        report.extra_pairs_scored += len(missing_left)
-    labels = component.astype(np.int64)
+    lists, labels = _member_lists(component, accepted, link_threshold, max_exact_size, report)
+    report.components_checked += len(lists)
+    a, b, pair_ptr = _all_pairs(lists)
+    probability = _pair_probabilities(a, b, accepted, score_pairs, n_ads, report)
+    owner = np.repeat(np.arange(len(lists)), np.diff(pair_ptr))
+    weak = np.bincount(owner[probability < link_threshold], minlength=len(lists)) > 0
     next_label = int(labels.max()) + 1 if n_ads else 0
-    for members in member_lists:
-        if len(members) < 3:
-            labels[members] = next_label
-            next_label += 1
-            continue
-        report.components_checked += 1
-        clusters = _average_linkage(members, scores, link_threshold)
-        if len(np.unique(clusters)) > 1:
+    for g in np.flatnonzero(weak):
+        clusters = _average_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], link_threshold)
+        distinct = np.unique(clusters)
+        if len(distinct) > 1:
             report.components_split += 1
-        for cluster in np.unique(clusters):
-            labels[members[clusters == cluster]] = next_label
-            next_label += 1
+            for cluster in distinct[1:]:
+                labels[lists[g][clusters == cluster]] = next_label
+                next_label += 1
     return pd.factorize(labels)[0]

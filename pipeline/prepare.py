@@ -6,6 +6,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +19,7 @@ from features.pairs import PairInputs
 from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
 from pipeline.config import Config
-from pipeline.sketch import keep_words, minhash_signatures, shingle_sets, tokenize
+from pipeline.sketch import Tokens, minhash_signatures, shingle_sets, tokenize
 
 STATUS_OK = "ok"
 STATUS_FIELDS_ONLY = "no_text:fields_only"
@@ -70,41 +72,57 @@ class _PreparedChunk:
     status: pd.Series
 
 
-def _prepare_chunk(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray) -> _PreparedChunk:
-    """Stages 1-2 for one slice of ads; boilerplate = known ∪ what this slice shows."""
-    tokens = tokenize(ads["description"].astype(object).where(ads["description"].notna(), "").tolist())
-    fields = normalize_fields(ads).reset_index(drop=True)
+def _prepare_chunk(
+    ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray, threads: int
+) -> _PreparedChunk:
+    """Stages 1-2 for one slice of ads; boilerplate = known ∪ what this slice shows.
+
+    Field normalisation (Python) runs in a second thread while the compiled text kernels, which
+    release the GIL, tokenise and shingle on `threads` threads.
+    """
+    texts = ads["description"].astype(object).where(ads["description"].notna(), "").tolist()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        fields_job = pool.submit(normalize_fields, ads)
+        tokens = tokenize(texts, threads)
+        k = config.shingle_size
+        full = shingle_sets(tokens.word_hash, tokens.doc_ptr, k, threads=threads)
+        numbers = shingle_sets(
+            tokens.word_hash, tokens.doc_ptr, 1, keep=tokens.word_is_number, threads=threads
+        )
+        fields = fields_job.result().reset_index(drop=True)
     title_codes = pd.factorize(fields["title_tokens"].fillna("\x00none"))[0]
     boilerplate_here = find_boilerplate_blocks(
         tokens.block_hash, tokens.block_doc, title_codes, config.boilerplate_min_titles
     )
     keep = core_word_mask(tokens, merge_block_sets(known_boilerplate, boilerplate_here))
-    k = config.shingle_size
-    full = shingle_sets(tokens.word_hash, tokens.doc_ptr, k)
-    core_hash, core_ptr = keep_words(tokens, keep)
-    number_hash, number_ptr = keep_words(tokens, tokens.word_is_number)
     # Ads whose whole text is boilerplate are sketched on their full text, so re-scrapes still meet.
-    sketched = _core_or_full(shingle_sets(core_hash, core_ptr, k), full)
+    core = shingle_sets(tokens.word_hash, tokens.doc_ptr, k, keep=keep, fallback=True, threads=threads)
     return _PreparedChunk(
         fields=fields,
         full=full,
-        core=sketched,
-        numbers=shingle_sets(number_hash, number_ptr, 1),
-        signatures=minhash_signatures(sketched, config.num_perm, config.seed),
+        core=core,
+        numbers=numbers,
+        signatures=minhash_signatures(core, config.num_perm, config.seed, threads),
         words=tokens.words_per_doc,
-        core_words=np.diff(core_ptr),
+        core_words=_kept_per_doc(tokens, keep),
         boilerplate=boilerplate_here,
         status=_status(tokens.words_per_doc, fields),
     )
 
 
-def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray) -> PreparedBatch:
+def prepare_batch(
+    ads: pd.DataFrame,
+    config: Config,
+    known_boilerplate: np.ndarray,
+    on_slice: Callable[[int], object] | None = None,
+) -> PreparedBatch:
     """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what the batch shows.
 
     Batches larger than `config.chunk_size` are cut into consecutive slices prepared by
-    `config.jobs` worker processes; corpus boilerplate is then found per slice (a slice of
-    50,000 ads shows any blurb an employer posts with three titles), so the result does not
-    depend on the number of workers, only on the (fixed) slice size.
+    `config.jobs` processes (one slice alone uses `config.jobs` threads in the compiled kernels;
+    `on_slice(n)` is called as each slice is done); corpus boilerplate is found per slice (a
+    slice of 50,000 ads shows any blurb an employer posts with three titles), so the result
+    depends only on the (fixed) slice size, not on the number of processes.
     """
     ads = ads.reset_index(drop=True)
     needed = pd.DataFrame(
@@ -116,11 +134,16 @@ def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarr
     starts = range(0, max(len(ads), 1), config.chunk_size)
     slices = [needed.iloc[start : start + config.chunk_size] for start in starts]
     if len(slices) > 1 and config.jobs > 1:
-        parts = Parallel(n_jobs=config.jobs, backend="loky")(
-            delayed(_prepare_chunk)(part, config, known_boilerplate) for part in slices
-        )
+        # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes.
+        parallel = Parallel(n_jobs=config.jobs, backend="loky", return_as="generator")
+        prepared = parallel(delayed(_prepare_chunk)(part, config, known_boilerplate, 1) for part in slices)
     else:
-        parts = [_prepare_chunk(part, config, known_boilerplate) for part in slices]
+        prepared = (_prepare_chunk(part, config, known_boilerplate, config.jobs) for part in slices)
+    parts = []
+    for part in prepared:
+        parts.append(part)
+        if on_slice is not None:
+            on_slice(len(part.words))
     inputs = PairInputs(
         fields=pd.concat([p.fields for p in parts], ignore_index=True),
         full=ShingleSets.concatenate([p.full for p in parts]),
@@ -138,14 +161,7 @@ def prepare_batch(ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarr
     )
 
 
-def _core_or_full(core: ShingleSets, full: ShingleSets) -> ShingleSets:
-    """Per ad: the core shingles, or the full ones where the core is empty."""
-    use_full = core.sizes == 0
-    sizes = np.where(use_full, full.sizes, core.sizes)
-    indptr = np.zeros(len(core) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=indptr[1:])
-    values = np.empty(int(indptr[-1]), dtype=np.uint64)
-    from_full = np.repeat(use_full, sizes)
-    values[from_full] = full.subset(np.flatnonzero(use_full)).values
-    values[~from_full] = core.subset(np.flatnonzero(~use_full)).values
-    return ShingleSets(indptr=indptr, values=values)
+def _kept_per_doc(tokens: Tokens, keep: np.ndarray) -> np.ndarray:
+    """Number of kept words in each document."""
+    doc_of_word = np.repeat(np.arange(tokens.n_docs), tokens.words_per_doc)
+    return np.bincount(doc_of_word[keep], minlength=tokens.n_docs)

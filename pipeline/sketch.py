@@ -1,10 +1,11 @@
-"""Stage 2: words → 64-bit shingle hashes → MinHash signatures, for a whole batch at once.
+"""Stage 2: words → 32-bit shingle hashes → MinHash signatures, for a whole batch at once.
 
-Each distinct word is hashed once with xxh3-64; a k-word shingle hash is a polynomial
-combination of its word hashes in uint64 arithmetic (numpy, no Python loop per shingle).
-Signatures use datasketch's "affine64" scheme and its permutations for the same seed, so
-`datasketch.MinHash(num_perm, seed=seed, hashfunc=int, scheme="affine64")` fed with the same
-shingle hashes gives the same signature (tested).
+Texts are tokenised by a compiled kernel (`pipeline.tokenizer`: each word hashed as it is read);
+a k-word shingle hash is the low 32 bits of a polynomial combination of its 64-bit word hashes;
+per-document windows, sorting and MinHash are compiled loops over documents in parallel
+(`features.kernels`). Signatures use datasketch's "affine32" scheme and its permutations for the
+same seed, so `datasketch.MinHash(num_perm, seed=seed, hashfunc=int)` fed with the same shingle
+hashes gives the same signature (tested).
 
 Example:
     >>> tokens = tokenize(["a b c d e f", ""])
@@ -20,19 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from datasketch import MinHash
-from xxhash import xxh3_64_intdigest
 
-from features.kernels import minhash_rows
+from features.kernels import minhash_rows, window_shingles
 from features.shingle_sets import ShingleSets
-from pipeline.clean import text_for_tokens
+from pipeline.clean import text_for_kernel
+from pipeline.tokenizer import WORD_KIND, tokenize_utf8, utf8_buffer, words_and_blocks
 
 WORD = re.compile(r"\w+")
-TOKEN = re.compile(r"\w+|[.!?;:](?=\s)|\n")
-SENTENCE_ENDS = frozenset(".!?;:")
 LONG_LINE_WORDS = 50
-_DIGIT = re.compile(r"\d")
 EMPTY_SIGNATURE_VALUE = np.iinfo(np.uint32).max
 # Odd 64-bit multipliers for the positions of a shingle (from splitmix64 / murmur constants).
 _POSITION_MULTIPLIERS = np.array(
@@ -75,101 +72,56 @@ class Tokens:
         return np.diff(self.doc_ptr)
 
 
-def tokenize(texts: Sequence[str]) -> Tokens:
-    """Words and blocks of raw descriptions (markup stripped, case-folded); one regex pass per text.
+def tokenize(texts: Sequence[str], threads: int = 1) -> Tokens:
+    """Words and blocks of raw descriptions (markup stripped, NFKC, case-folded), compiled.
 
+    Equal to finding `\\w+|[.!?;:](?=\\s)|\\n` in the case-folded text (see `pipeline.tokenizer`).
     A block is a line; a line of more than 50 words (flat text) is split into sentences (ending in
-    . ! ? ; : before whitespace). Each distinct word is hashed once; word, block and document
-    bookkeeping is numpy.
+    . ! ? ; : before whitespace). Documents are tokenised in parallel on `threads` threads.
     """
-    tokens: list[str] = []
-    counts = np.zeros(len(texts), dtype=np.int64)
-    find = TOKEN.findall
-    for doc, text in enumerate(texts):
-        found = find(text_for_tokens(text)) if text else []
-        tokens.extend(found)
-        counts[doc] = len(found)
-    codes, uniques = pd.factorize(np.array(tokens, dtype=object)) if tokens else (np.zeros(0, np.int64), [])
-    unique_hash = np.fromiter((xxh3_64_intdigest(u.encode()) for u in uniques), np.uint64, len(uniques))
-    unique_newline = np.fromiter((u == "\n" for u in uniques), bool, len(uniques))
-    unique_sentence_end = np.fromiter((u in SENTENCE_ENDS for u in uniques), bool, len(uniques))
-    unique_number = np.fromiter((_DIGIT.search(u) is not None for u in uniques), bool, len(uniques))
-    token_doc = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    newline, sentence_end = unique_newline[codes], unique_sentence_end[codes]
-    marker = newline | sentence_end
-    doc_start = np.zeros(len(tokens), dtype=bool)
-    doc_start[(np.cumsum(counts) - counts)[counts > 0]] = True
-    # Blocks are lines; a line of more than LONG_LINE_WORDS words is split into its sentences.
-    line_of_token = np.cumsum(newline | doc_start) - 1
-    words_per_line = np.bincount(
-        line_of_token[~marker], minlength=int(line_of_token[-1]) + 1 if len(tokens) else 0
-    )
-    long_line = words_per_line > LONG_LINE_WORDS
-    block_end = newline | (sentence_end & long_line[line_of_token])
-    block_of_token = np.cumsum(block_end | doc_start) - 1
-    is_word = ~marker
-    word_codes = codes[is_word]
-    word_doc = token_doc[is_word]
-    # Renumber blocks that hold words 0..n-1 (empty blocks between markers vanish).
-    word_block_raw = block_of_token[is_word]
-    new_block = np.diff(word_block_raw, prepend=-1) != 0
-    word_block = np.cumsum(new_block) - 1
-    block_starts = np.flatnonzero(new_block)
-    word_hash = unique_hash[word_codes]
-    position = np.arange(len(word_block)) - block_starts[word_block]
-    mixed = word_hash * _POSITION_MULTIPLIERS[position % MAX_SHINGLE_SIZE] + position.astype(np.uint64)
-    block_hash = np.add.reduceat(mixed, block_starts) if len(block_starts) else np.zeros(0, np.uint64)
-    words_per_doc = np.bincount(word_doc, minlength=len(texts))
-    doc_ptr = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(words_per_doc, out=doc_ptr[1:])
+    data, offsets = utf8_buffer([text_for_kernel(t) if t else "" for t in texts])
+    stream = tokenize_utf8(data, offsets, threads)
+    words = words_and_blocks(stream, LONG_LINE_WORDS, _POSITION_MULTIPLIERS, threads)
     return Tokens(
-        word_hash=word_hash,
-        word_is_number=unique_number[word_codes],
-        doc_ptr=doc_ptr,
-        word_block=word_block.astype(np.int64),
-        block_hash=block_hash.astype(np.uint64),
-        block_doc=word_doc[block_starts] if len(block_starts) else np.zeros(0, np.int64),
+        word_hash=words.word_hash,
+        word_is_number=words.word_is_number,
+        doc_ptr=words.doc_ptr,
+        word_block=words.word_block,
+        block_hash=words.block_hash,
+        block_doc=words.block_doc,
     )
 
 
 def block_key(block: str) -> int:
     """The hash `tokenize` gives a block with this text (to look a block up in a boilerplate set)."""
-    words = WORD.findall(text_for_tokens(block))
-    if not words:
+    data, offsets = utf8_buffer([text_for_kernel(block)])
+    stream = tokenize_utf8(data, offsets, threads=1)
+    word_hash = stream.hash[stream.kind == WORD_KIND]
+    if not len(word_hash):
         return 0
-    word_hash = np.fromiter((xxh3_64_intdigest(w.encode()) for w in words), np.uint64, len(words))
-    position = np.arange(len(words))
+    position = np.arange(len(word_hash))
     mixed = word_hash * _POSITION_MULTIPLIERS[position % MAX_SHINGLE_SIZE] + position.astype(np.uint64)
     return int(mixed.sum(dtype=np.uint64))
 
 
-def keep_words(tokens: Tokens, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Word hashes and doc pointers after dropping words where `keep` is False."""
-    doc_of_word = np.repeat(np.arange(tokens.n_docs), tokens.words_per_doc)
-    counts = np.bincount(doc_of_word[keep], minlength=tokens.n_docs)
-    doc_ptr = np.zeros(tokens.n_docs + 1, dtype=np.int64)
-    np.cumsum(counts, out=doc_ptr[1:])
-    return tokens.word_hash[keep], doc_ptr
+def shingle_sets(
+    word_hash: np.ndarray,
+    doc_ptr: np.ndarray,
+    k: int,
+    keep: np.ndarray | None = None,
+    fallback: bool = False,
+    threads: int = 1,
+) -> ShingleSets:
+    """k-word shingle hash sets per document; a doc with 1..k-1 words gets one shingle of them all.
 
-
-def shingle_sets(word_hash: np.ndarray, doc_ptr: np.ndarray, k: int) -> ShingleSets:
-    """k-word shingle hash sets per document; a doc with 1..k-1 words gets one shingle of them all."""
+    A shingle's hash is the low 32 bits of Σ word_hash·multiplier[position]. With `keep`, only
+    the kept words are shingled (a dropped block's neighbours become adjacent); with `fallback`,
+    a document with no kept word is shingled on all its words.
+    """
     if not 1 <= k <= MAX_SHINGLE_SIZE:
         raise ValueError(f"shingle_size must be between 1 and {MAX_SHINGLE_SIZE}, got {k}")
-    n_docs = len(doc_ptr) - 1
-    lengths = np.diff(doc_ptr)
-    doc_of_word = np.repeat(np.arange(n_docs), lengths)
-    position = np.arange(len(word_hash), dtype=np.int64) - doc_ptr[doc_of_word]
-    words_left = lengths[doc_of_word] - position
-    # A window starts at every position with k words left, and at the first word of short docs.
-    starts = np.flatnonzero((words_left >= k) | ((position == 0) & (lengths[doc_of_word] < k)))
-    window = np.minimum(words_left[starts], k)
-    combined = np.zeros(len(starts), dtype=np.uint64)
-    for offset in range(k):
-        inside = offset < window
-        idx = starts[inside] + offset
-        combined[inside] += word_hash[idx] * _POSITION_MULTIPLIERS[offset]
-    return ShingleSets.from_doc_hashes(doc_of_word[starts], combined, n_docs)
+    indptr, values = window_shingles(word_hash, doc_ptr, k, _POSITION_MULTIPLIERS, keep, fallback, threads)
+    return ShingleSets(indptr=indptr, values=values)
 
 
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -181,35 +133,25 @@ def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int, threads: int = 1) -> np.ndarray:
     """(n_docs, num_perm) uint32 MinHash signatures; docs without shingles get all-max rows.
 
-    The input of the permutations is the low 32 bits of each 64-bit shingle hash (datasketch's
-    affine32 scheme takes 32-bit hashes, like its default sha1_hash32). Computed by a compiled
-    loop (`features.kernels.minhash_rows`), equal to the numpy form `min(a·fmix32(h) + b)`.
+    The input of the permutations is each 32-bit shingle hash (datasketch's affine32 scheme takes
+    32-bit hashes, like its default sha1_hash32). Computed by a compiled loop
+    (`features.kernels.minhash_rows`), equal to the numpy form `min(a·fmix32(h) + b)`.
     """
     a, b = permutations(num_perm, seed)
     return minhash_rows(sets.indptr, sets.values, a, b, threads)
 
 
-def _sketch_chunk(texts: list[str], shingle_size: int, num_perm: int, seed: int) -> np.ndarray:
-    tokens = tokenize(texts)
-    sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, shingle_size)
-    return minhash_signatures(sets, num_perm, seed)
-
-
 def sketch_texts(
     texts: Sequence[str], shingle_size: int, num_perm: int, seed: int, jobs: int = 1, chunk_size: int = 50_000
 ) -> np.ndarray:
-    """MinHash signatures of whole texts (no boilerplate removal), slices in `jobs` processes.
+    """MinHash signatures of whole texts (no boilerplate removal), slice by slice on `jobs` threads.
 
     The plain text → signature path, for the baseline and for like-for-like speed comparisons.
     """
     texts = list(texts)
-    slices = [texts[start : start + chunk_size] for start in range(0, len(texts), chunk_size)] or [[]]
-    if len(slices) > 1 and jobs > 1:
-        from joblib import Parallel, delayed
-
-        parts = Parallel(n_jobs=jobs, backend="loky")(
-            delayed(_sketch_chunk)(part, shingle_size, num_perm, seed) for part in slices
-        )
-    else:
-        parts = [_sketch_chunk(part, shingle_size, num_perm, seed) for part in slices]
+    parts = [np.zeros((0, num_perm), dtype=np.uint32)]
+    for start in range(0, len(texts), chunk_size):
+        tokens = tokenize(texts[start : start + chunk_size], jobs)
+        sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, shingle_size, threads=jobs)
+        parts.append(minhash_signatures(sets, num_perm, seed, jobs))
     return np.concatenate(parts)

@@ -75,3 +75,12 @@ def test_threshold_reaches_target_precision_with_most_recall():
     labels = np.array([1, 1, 1, 0, 1, 0, 0])
     assert threshold_for_precision(scores, labels, 0.99) == 0.8
     assert threshold_for_precision(scores, labels, 0.75) == 0.6
+
+
+def test_pairs_of_one_vacancy_train_without_a_validation_split():
+    rng = np.random.default_rng(1)
+    x = rng.random((6, 2))
+    features = pd.DataFrame(x, columns=["a", "b"])
+    classifier = PairClassifier(n_estimators=5, jobs=1).fit(features, np.array([1, 0, 1, 0, 1, 0]), np.zeros(6))
+    assert classifier.validation_ == {"pairs": 6, "positives": 3}
+    assert 0.0 <= classifier.threshold_ <= 1.0

@@ -72,10 +72,21 @@ def test_block_shared_by_many_titles_is_boilerplate_but_not_a_reposted_vacancy()
 
 
 def test_ads_whose_text_is_all_boilerplate_are_sketched_on_their_full_text():
-    from features.shingle_sets import ShingleSets
-    from pipeline.prepare import _core_or_full
+    tokens = tokenize(["blurb blurb words here\nown text of this ad", "blurb blurb words here"])
+    keep = core_word_mask(tokens, np.unique(tokens.block_hash[[0]]))
+    full = shingle_sets(tokens.word_hash, tokens.doc_ptr, 2)
+    core = shingle_sets(tokens.word_hash, tokens.doc_ptr, 2, keep=keep, fallback=True)
+    without_fallback = shingle_sets(tokens.word_hash, tokens.doc_ptr, 2, keep=keep)
+    # Ad 0 keeps its own line (5 words, 4 windows); ad 1 is all boilerplate and falls back to full.
+    assert core.sizes.tolist() == [4, full.sizes[1]]
+    assert core.row(1).tolist() == full.row(1).tolist()
+    assert without_fallback.sizes.tolist() == [4, 0]
 
-    core = ShingleSets.from_lists([[], [5, 6], [], [9]])
-    full = ShingleSets.from_lists([[1, 2], [5, 6, 7], [3], [9, 10]])
-    chosen = _core_or_full(core, full)
-    assert [chosen.row(i).tolist() for i in range(4)] == [[1, 2], [5, 6], [3], [9]]
+
+def test_windows_join_the_words_around_a_dropped_block():
+    tokens = tokenize(["a b\nx y z\nc d", "a b c d"])
+    keep = np.ones(len(tokens.word_hash), dtype=bool)
+    keep[2:5] = False  # the line "x y z" of the first ad
+    core = shingle_sets(tokens.word_hash, tokens.doc_ptr, 4, keep=keep)
+    assert core.row(0).tolist() == core.row(1).tolist()
+    assert core.sizes.tolist() == [1, 1]
