@@ -47,7 +47,10 @@ def pairs_from_keys(docs: np.ndarray, keys: np.ndarray, max_bucket_size: int) ->
     report = {"capped_buckets": 0, "ads_in_capped_buckets": 0, "largest_bucket": 0}
     if len(docs) < 2:
         return np.zeros((0, 2), dtype=np.int64), report
-    order = np.lexsort((docs, keys))
+    docs = np.asarray(docs, dtype=np.int64)
+    ascending = bool(np.all(docs[1:] >= docs[:-1]))
+    # A stable sort of the keys alone keeps ascending docs in order (hub = smallest doc).
+    order = np.argsort(keys, kind="stable") if ascending else np.lexsort((docs, keys))
     docs_sorted = np.asarray(docs, dtype=np.int64)[order]
     keys_sorted = np.asarray(keys)[order]
     boundaries = np.flatnonzero(keys_sorted[1:] != keys_sorted[:-1]) + 1
@@ -101,11 +104,26 @@ def band_keys(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
 def lsh_candidates(
     signatures: np.ndarray, bands: int, rows: int, max_bucket_size: int
 ) -> tuple[np.ndarray, dict]:
-    """Pairs of docs agreeing on at least one LSH band; docs without shingles are skipped."""
+    """Unique pairs of docs agreeing on at least one LSH band; docs without shingles are skipped.
+
+    Bands are grouped one at a time (a million keys sort in cache; keys of different bands never
+    meet), and the pairs deduplicated as they come.
+    """
     usable = np.flatnonzero(signatures[:, 0] != EMPTY_SIGNATURE_VALUE)
     keys = band_keys(signatures[usable], bands, rows)
-    docs = np.repeat(usable, bands)
-    return pairs_from_keys(docs, keys.ravel(), max_bucket_size)
+    report = {"capped_buckets": 0, "ads_in_capped_buckets": 0, "largest_bucket": 0}
+    n = max(len(signatures), 1)
+    found = [np.zeros(0, dtype=np.int64)]
+    for band in range(bands):
+        pairs, band_report = pairs_from_keys(usable, keys[:, band], max_bucket_size)
+        found.append(np.unique(_pair_codes(pairs, n)))
+        if len(found) > 8:  # a true pair turns up in many bands: merge now and then
+            found = [np.unique(np.concatenate(found))]
+        report["capped_buckets"] += band_report["capped_buckets"]
+        report["ads_in_capped_buckets"] += band_report["ads_in_capped_buckets"]
+        report["largest_bucket"] = max(report["largest_bucket"], band_report["largest_bucket"])
+    codes = np.unique(np.concatenate(found))
+    return np.stack([codes // n, codes % n], axis=1), report
 
 
 def field_block_keys(fields: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:

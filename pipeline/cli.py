@@ -260,8 +260,8 @@ def cmd_dedup(args: argparse.Namespace) -> int:
 
         return cmd_dedup_spark(args)
     model = _load_model(args)
-    ads = read_ads(args.ads, model.config.max_description_chars)
-    result = model.run(ads)
+    # No reference to the ads is kept here, so their descriptions are freed once prepared.
+    result = model.run(read_ads(args.ads, model.config.max_description_chars), keep_text=False)
     _write_outputs(result.pairs, result.groups, args.out)
     if args.format == "eurostat":
         from pipeline.eurostat import write_eurostat
@@ -390,6 +390,7 @@ def _command(name: str):
 
         return cmd_index
     return COMMANDS[name]
+
 
 _LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
 

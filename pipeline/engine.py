@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import warnings
@@ -20,6 +21,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from features.pairs import FEATURES, build_pair_features, monotone_constraints
 from models.classifier import PairClassifier
@@ -161,11 +163,20 @@ class Deduplicator:
             return np.zeros(0)
         return self.predict_proba(build_pair_features(batch.inputs, left, right, self.config.jobs))[:, 1]
 
-    def run(self, ads: pd.DataFrame) -> DedupResult:
-        """Deduplicate a batch and keep every intermediate result."""
+    def run(self, ads: pd.DataFrame, keep_text: bool = True) -> DedupResult:
+        """Deduplicate a batch and keep every intermediate result.
+
+        With `keep_text=False` the descriptions are dropped from `result.batch.ads` once the batch
+        is prepared: a million ads then need ~3 GB less, if the caller holds no other reference
+        to `ads` (reports, explanations and the labelling loop need the texts).
+        """
         progress = Progress(self.config.show_progress)
         with progress.stage("prepare", total=len(ads), unit="ads") as bar:
             batch = prepare_batch(ads, self.config, self.boilerplate_, on_slice=bar.update)
+        if not keep_text:
+            del ads
+            batch = dataclasses.replace(batch, ads=batch.ads.drop(columns=["description"]))
+            pa.default_memory_pool().release_unused()
         with progress.stage("candidates", unit="pairs") as bar:
             candidates, candidate_report = self._candidates(batch)
             bar.update(len(candidates))
