@@ -10,15 +10,14 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from features.normalize import (
+    extract_contacts,
     extract_domains,
-    extract_emails,
-    extract_phones,
-    location_city,
+    location_and_city,
     normalize_company,
-    normalize_location,
     normalize_occupation,
     normalize_text_key,
     normalize_title,
@@ -44,22 +43,19 @@ FIELD_COLUMNS = [
 
 def _sorted_tokens(titles: pd.Series) -> pd.Series:
     """Title words sorted and de-duplicated: "engineer data senior" for any word order."""
-    present = titles.dropna()
-    uniques = present.unique()
-    keys = {t: " ".join(sorted(set(str(t).split()))) for t in uniques}
-    out = pd.Series(pd.NA, index=titles.index, dtype=object)
-    out[present.index] = present.map(keys)
-    return out
+    codes, uniques = pd.factorize(titles, use_na_sentinel=True)
+    words = [" ".join(sorted(set(str(t).split()))) for t in np.asarray(uniques, dtype=object)]
+    keys = np.array([*words, pd.NA], dtype=object)
+    return pd.Series(keys[codes], index=titles.index, dtype=object)
 
 
-def _merge_items(*series: pd.Series) -> pd.Series:
-    """Row-wise union of tuple-valued Series; NA where no row has items."""
-
-    def merge(*values: object) -> object:
-        items = sorted({x for v in values if isinstance(v, tuple | list | frozenset | set) for x in v})
-        return tuple(items) if items else pd.NA
-
-    return pd.Series([merge(*row) for row in zip(*series)], index=series[0].index, dtype=object)
+def _merge_items(a: pd.Series, b: pd.Series) -> pd.Series:
+    """Row-wise sorted union of two Series of sorted, de-duplicated tuples; NA where both are NA."""
+    has_a, has_b = a.notna().to_numpy(), b.notna().to_numpy()
+    merged = np.where(has_a, a.to_numpy(dtype=object), b.to_numpy(dtype=object))
+    for i in np.flatnonzero(has_a & has_b):
+        merged[i] = tuple(sorted({*a.iat[i], *b.iat[i]}))
+    return pd.Series(merged, index=a.index, dtype=object)
 
 
 def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
@@ -68,14 +64,10 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
     E-mails, phones and domains come from `contact` and the description, domains also from
     `url` (job-board domains are dropped, so a board's URL never counts as a shared contact).
     """
-    contact = ads["contact"].astype(object)
-    description = ads["description"].astype(object)
-    contact_text = contact.fillna("").astype(str) + "\n" + description.fillna("").astype(str)
-    emails = extract_emails(contact_text.where(contact_text.str.strip() != "", pd.NA))
-    phones = extract_phones(contact_text.where(contact_text.str.strip() != "", pd.NA))
-    domains = _merge_items(extract_domains(contact_text), extract_domains(ads["url"].astype(object)))
+    emails, phones, text_domains = extract_contacts(ads["contact"], ads["description"])
+    domains = _merge_items(text_domains, extract_domains(ads["url"]))
     title = normalize_title(ads["title"].astype(object))
-    location = normalize_location(ads["location"].astype(object))
+    location, city = location_and_city(ads["location"].astype(object))
     posted = pd.to_datetime(ads["posted_at"].astype(object), errors="coerce", utc=True, format="mixed")
     return pd.DataFrame(
         {
@@ -84,7 +76,7 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
             "company": normalize_company(ads["company"].astype(object)),
             "occupation": normalize_occupation(ads["occupation"].astype(object)),
             "location": location,
-            "city": location_city(ads["location"].astype(object)),
+            "city": city,
             "emails": emails,
             "phones": phones,
             "domains": domains,

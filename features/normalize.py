@@ -9,7 +9,9 @@ Each function normalises every *distinct* value once (`pd.factorize` + a Python 
 unique value) and broadcasts the result back, so a million rows with fifty thousand distinct
 values cost fifty thousand normalisations. The rules use Python's `re`, which is Unicode-aware;
 pandas' pyarrow-backed ``.str.replace`` runs RE2, whose ``\\w`` is ASCII-only, so it would break
-Hebrew, Cyrillic or CJK text.
+Hebrew, Cyrillic or CJK text. RE2 (pyarrow.compute) only runs the contact extractors' pre-checks
+over whole columns of long texts, with Python's character classes spelled out: the few texts that
+can hold an e-mail, phone number or URL go on to the Python rules.
 
 Example:
     >>> import pandas as pd
@@ -19,22 +21,28 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import html
+import operator
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = [
     "FREE_MAIL_DOMAINS",
     "GENERIC_DOMAINS",
     "JOB_BOARD_DOMAINS",
+    "extract_contacts",
     "extract_domains",
     "extract_emails",
     "extract_phones",
+    "location_and_city",
     "location_city",
     "normalize_company",
     "normalize_location",
@@ -57,21 +65,28 @@ def _check_series(s: Any, func: str) -> pd.Series:
     return s
 
 
+def _unique_results(s: pd.Series, func: Callable[[str], Any]) -> tuple[np.ndarray, list[Any]]:
+    """Codes of `s` (-1 = missing) and `func` of each of its distinct non-missing values."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    return codes, [func(v if isinstance(v, str) else str(v)) for v in np.asarray(uniques, dtype=object)]
+
+
+def _broadcast(results: list[Any], codes: np.ndarray, s: pd.Series, dtype: str | None) -> pd.Series:
+    """Per-distinct-value results back on the rows of `s`; None and missing input become `pd.NA`."""
+    values = np.empty(len(results) + 1, dtype=object)
+    for i, r in enumerate(results):
+        values[i] = pd.NA if r is None else r
+    values[-1] = pd.NA  # code -1 (missing input) indexes the last slot
+    return pd.Series(values[codes], index=s.index, dtype=object if dtype is None else dtype, name=s.name)
+
+
 def _map_unique(s: pd.Series, func: Callable[[str], Any], dtype: str | None) -> pd.Series:
     """Apply `func` once per distinct non-missing value of `s` and broadcast the results.
 
     `func` returns None for "nothing left"; that and missing input both become `pd.NA`.
     """
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    results = np.empty(len(uniques) + 1, dtype=object)
-    for i, value in enumerate(uniques):
-        r = func(value if isinstance(value, str) else str(value))
-        results[i] = pd.NA if r is None else r
-    results[-1] = pd.NA  # code -1 (missing input) indexes the last slot
-    values = results[codes]
-    if dtype is None:
-        return pd.Series(values, index=s.index, dtype=object, name=s.name)
-    return pd.Series(values, index=s.index, dtype=dtype, name=s.name)
+    codes, results = _unique_results(s, func)
+    return _broadcast(results, codes, s, dtype)
 
 
 # --------------------------------------------------------------------------------------------
@@ -79,7 +94,8 @@ def _map_unique(s: pd.Series, func: Callable[[str], Any], dtype: str | None) -> 
 # --------------------------------------------------------------------------------------------
 
 # Zero-width characters, bidi controls, soft hyphen, BOM: deleted (they sit inside words).
-_INVISIBLE_RE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
 # Trade and copyright marks ("Welltower™", "DEPT®"); NFKC would turn ™ into letters.
 _MARKS_RE = re.compile("[\u2122\u2120\u00ae\u00a9\u2117]")
 # Diacritics removed after NFKD: Latin/Greek/Cyrillic combining marks, Hebrew points and
@@ -94,33 +110,56 @@ _LETTER_MAP = str.maketrans(
 )
 
 
+def _code_point_runs(test: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """(first, last) of each run of consecutive code points that pass `test`."""
+    runs: list[tuple[int, int]] = []
+    # Planes 0-2 and the variation-selector supplement hold every assigned mark and digit (Unicode 15).
+    for cp in [*range(0x30000), *range(0xE0100, 0xE01F0)]:
+        if test(chr(cp)):
+            if runs and runs[-1][1] == cp - 1:
+                runs[-1] = (runs[-1][0], cp)
+            else:
+                runs.append((cp, cp))
+    return runs
+
+
 def _mark_class() -> str:
     """A regex character-class body listing every combining mark (category M*) as ranges."""
-    ranges: list[tuple[int, int]] = []
-    # Planes 0-2 and the variation-selector supplement hold every assigned mark (Unicode 15).
-    for cp in [*range(0x30000), *range(0xE0100, 0xE01F0)]:
-        if unicodedata.category(chr(cp))[0] == "M":
-            if ranges and ranges[-1][1] == cp - 1:
-                ranges[-1] = (ranges[-1][0], cp)
-            else:
-                ranges.append((cp, cp))
     return "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in _code_point_runs(lambda c: unicodedata.category(c)[0] == "M")
     )
 
 
 # Anything that is not a letter, digit or combining mark (so Devanagari/Thai words stay whole).
-_NON_WORD_RE = re.compile(f"(?:[^\\w{_mark_class()}]|_)+")
+_NON_WORD_CHAR_RE = re.compile(f"[^\\w{_mark_class()}]|_")
+
+
+class _NonWordToSpace(dict[int, int]):
+    """`str.translate` table mapping each non-word character to a space, filled on first use.
+
+    Translating and splitting is several times faster than a regex substitution, whose
+    character class is a long list of combining-mark ranges.
+    """
+
+    def __missing__(self, cp: int) -> int:
+        self[cp] = mapped = 32 if _NON_WORD_CHAR_RE.fullmatch(chr(cp)) else cp
+        return mapped
+
+
+_NON_WORD_TO_SPACE = _NonWordToSpace()
 # Apostrophes, Hebrew geresh/gershayim and quotes *between letters* are deleted, not spaced:
 # "O'Fallon" -> "ofallon", 'מנכ"ל' / "מנכ״ל" -> "מנכל", "בע''מ" -> "בעמ".
 _INNER_QUOTE_RE = re.compile("(?<=\\w)(?:''|['\u2019\u02bc`\u00b4\"\u05f3\u05f4])(?=\\w)")
-# Programming-language tokens that punctuation removal would destroy.
+_QUOTE_CHAR_RE = re.compile("['\u2019\u02bc`\u00b4\"\u05f3\u05f4]")
+# Programming-language tokens that punctuation removal would destroy, each with a substring
+# every match contains (most texts have none, so the regex is skipped).
 _TECH_TOKENS = [
-    (re.compile(r"(?<![\w+])c\+\+"), " cpp "),
-    (re.compile(r"(?<![\w#])([cf])#"), r" \1sharp "),
-    (re.compile(r"\basp\.net\b"), " asp dotnet "),
-    (re.compile(r"(?<![\w.])\.net\b"), " dotnet "),
-    (re.compile(r"\bdot\s?net\b"), " dotnet "),
+    ("c++", re.compile(r"(?<![\w+])c\+\+"), " cpp "),
+    ("#", re.compile(r"(?<![\w#])([cf])#"), r" \1sharp "),
+    ("asp.net", re.compile(r"\basp\.net\b"), " asp dotnet "),
+    (".net", re.compile(r"(?<![\w.])\.net\b"), " dotnet "),
+    ("dot", re.compile(r"\bdot\s?net\b"), " dotnet "),
 ]
 # Text that was UTF-8 decoded as cp1252/latin-1 ("NestlÃ©", "â€™").
 _MOJIBAKE_RE = re.compile(
@@ -142,6 +181,8 @@ def _fix_mojibake(text: str) -> str:
 
 def _preclean(text: str) -> str:
     """Mojibake and HTML entities repaired, NFKC, invisible characters and ™/®/© removed."""
+    if text.isascii() and "&" not in text:  # nothing to repair
+        return text
     text = _fix_mojibake(text)
     if "&" in text:
         text = html.unescape(text)
@@ -150,6 +191,8 @@ def _preclean(text: str) -> str:
 
 def _fold(text: str) -> str:
     """Casefold and strip Latin/Greek/Cyrillic/Hebrew/Arabic diacritics; result is NFKC."""
+    if text.isascii():
+        return text.lower()
     text = text.casefold()
     text = _ACCENT_RE.sub("", unicodedata.normalize("NFKD", text))
     return unicodedata.normalize("NFC", text.translate(_LETTER_MAP))
@@ -158,10 +201,12 @@ def _fold(text: str) -> str:
 def _key(text: str) -> str:
     """The text key of an already pre-cleaned string ("" when nothing is left)."""
     text = _fold(text)
-    for pattern, repl in _TECH_TOKENS:
-        text = pattern.sub(repl, text)
-    text = _INNER_QUOTE_RE.sub("", text)
-    return _NON_WORD_RE.sub(" ", text).strip()
+    for needle, pattern, repl in _TECH_TOKENS:
+        if needle in text:
+            text = pattern.sub(repl, text)
+    if _QUOTE_CHAR_RE.search(text):
+        text = _INNER_QUOTE_RE.sub("", text)
+    return " ".join(text.translate(_NON_WORD_TO_SPACE).split())
 
 
 def _text_key(text: str) -> str | None:
@@ -256,6 +301,11 @@ _TRAILING_SALARY_RE = re.compile(
     re.I,
 )
 _MASKED_SALARY_RE = re.compile(r"\*{3,}\s*k?\b", re.I)
+# Characters without which the regexes above cannot match: they only run on titles that have them.
+_GENDER_SUFFIX_MARK_RE = re.compile("[:*_/(·•]")
+_SEGMENT_SEP_RE = re.compile("[|,;/–—-]")
+_CURRENCY_RE = re.compile("[£$€]")
+_FIVE_DIGITS_RE = re.compile(r"\d{5}")
 
 _TITLE_ABBREVIATIONS = {
     "sr": "senior",
@@ -273,6 +323,12 @@ _TITLE_ABBREVIATIONS = {
 }
 _ROMAN_ANYWHERE = {"ii": "2", "iii": "3", "iv": "4", "vi": "6"}
 _ROMAN_LAST = {"i": "1", "v": "5"}
+# A word's abbreviation expansion, then its Roman numeral as a number, in one look-up.
+_TITLE_WORD_MAP = {
+    w: _ROMAN_ANYWHERE.get(x, x)
+    for w in _TITLE_ABBREVIATIONS.keys() | _ROMAN_ANYWHERE.keys()
+    for x in [_TITLE_ABBREVIATIONS.get(w, w)]
+}
 
 
 def _is_qualifier(segment: str) -> bool:
@@ -280,13 +336,21 @@ def _is_qualifier(segment: str) -> bool:
     return bool(words) and all(w in _QUALIFIER_WORDS or w.isdigit() for w in words)
 
 
+def _trailing_segment(title: str) -> re.Match[str] | None:
+    """The `_TRAILING_PAREN_RE` match, else the `_TRAILING_SEGMENT_RE` one (each run only if it can match)."""
+    if title.rstrip().endswith((")", "]")) and (m := _TRAILING_PAREN_RE.search(title)):
+        return m
+    return _TRAILING_SEGMENT_RE.search(title) if _SEGMENT_SEP_RE.search(title) else None
+
+
 def _strip_title_qualifiers(title: str) -> str:
+    has_currency = _CURRENCY_RE.search(title) is not None
     for _ in range(6):
-        m = _TRAILING_SALARY_RE.search(title)
+        m = _TRAILING_SALARY_RE.search(title) if has_currency else None
         if m and m.start() > 0 and _key(title[: m.start()]):
             title = title[: m.start()]
             continue
-        m = _TRAILING_PAREN_RE.search(title) or _TRAILING_SEGMENT_RE.search(title)
+        m = _trailing_segment(title)
         if not m or not _is_qualifier(m.group(1)) or not _key(title[: m.start()]):
             break
         title = title[: m.start()]
@@ -295,6 +359,8 @@ def _strip_title_qualifiers(title: str) -> str:
 
 def _drop_gender_runs(words: list[str]) -> list[str]:
     """Remove runs of 2-4 gender letters ("m w d", "h f", "f m x") that name two genders."""
+    if _GENDER_LETTERS.isdisjoint(words):
+        return words
     out: list[str] = []
     i = 0
     while i < len(words):
@@ -312,31 +378,30 @@ def _drop_gender_runs(words: list[str]) -> list[str]:
 
 def _title_words(key: str) -> str:
     key = _GENDER_PHRASES_RE.sub(" ", key)
-    words = _drop_gender_runs(key.split())
-    out: list[str] = []
-    for n, w in enumerate(words):
-        w = _TITLE_ABBREVIATIONS.get(w, w)
-        w = _ROMAN_ANYWHERE.get(w, w)
-        if n == len(words) - 1 and n > 0:
-            w = _ROMAN_LAST.get(w, w)
-        out.append(w)
-    return " ".join(" ".join(out).split())
+    words = [_TITLE_WORD_MAP.get(w, w) for w in _drop_gender_runs(key.split())]
+    if len(words) > 1:
+        words[-1] = _ROMAN_LAST.get(words[-1], words[-1])
+    return " ".join(words)  # the words and their expansions hold no stray spaces
 
 
 def _title(text: str) -> str | None:
     text = _preclean(text)
-    text = _HE_GENDER_RE.sub("", text)
-    text = _HE_REPEAT_RE.sub(r"\1", text)
-    text = _MASKED_SALARY_RE.sub(" ", text)
-    text = _DE_BINNEN_I_RE.sub("", text)
-    text = _DE_GENDER_SUFFIX_RE.sub("", text)
-    text = _FR_GENDER_SUFFIX_RE.sub("", text)
+    if not text.isascii():
+        text = _HE_GENDER_RE.sub("", text)
+        text = _HE_REPEAT_RE.sub(r"\1", text)
+    if "***" in text:
+        text = _MASKED_SALARY_RE.sub(" ", text)
+    if "In" in text:
+        text = _DE_BINNEN_I_RE.sub("", text)
+    if _GENDER_SUFFIX_MARK_RE.search(text):
+        text = _DE_GENDER_SUFFIX_RE.sub("", text)
+        text = _FR_GENDER_SUFFIX_RE.sub("", text)
     # Gender tags before the qualifier pass, so "Developer (m/w/d) - Remote" loses both.
     text = " ".join(_drop_gender_runs(text.split())) if "/" not in text else text
     text = _strip_title_qualifiers(_strip_gender_tags_raw(text))
-    if _key(_TRAILING_ID_RE.sub("", text)):
-        text = _TRAILING_ID_RE.sub("", text)
-    return _fixpoint(_title_words, _key(text)) or None
+    # The title without a trailing requisition id, unless nothing else is left.
+    key = _key(_TRAILING_ID_RE.sub("", text)) if _FIVE_DIGITS_RE.search(text) else ""
+    return _fixpoint(_title_words, key or _key(text)) or None
 
 
 _RAW_GENDER_TAG_RE = re.compile(
@@ -347,6 +412,9 @@ _RAW_GENDER_TAG_RE = re.compile(
 
 
 def _strip_gender_tags_raw(text: str) -> str:
+    if "/" not in text and "|" not in text and "," not in text:  # every tag has a separator
+        return text
+
     def repl(m: re.Match[str]) -> str:
         letters = set(re.findall(r"[a-z]+", m.group(0).lower()))
         return " " if letters & {"m", "h"} and letters & {"w", "f", "v"} else m.group(0)
@@ -385,6 +453,8 @@ _SPECIAL_LEGAL = [
     (re.compile(r"\bs\.\s?a\b\.?(?!\w)", re.I), " sa "),
     (re.compile(r"\bpte\.?\s*ltd\b", re.I), " pte ltd "),
 ]
+# Each `_SPECIAL_LEGAL` pattern holds one of these; names without any (most) skip them all.
+_SPECIAL_LEGAL_HINT_RE = re.compile(r"ges|sp|a/s|\(|s\.|pte", re.IGNORECASE)
 # Web suffix glued to a name: "Amazon.com", "Booking.com", "Haeven.ai".
 _WEB_SUFFIX_RE = re.compile(r"(?<=\w)\.(?:com|net|org|io|ai|co|de|nl|at|in|ca|fr|il|co\.uk|com\.au)\b", re.I)
 # Forms that end the name wherever they appear after the first word ("Wipro Limited",
@@ -427,8 +497,9 @@ def _company_words(key: str) -> str:
 def _company(text: str) -> str | None:
     text = _TICKER_RE.sub(" ", _preclean(text))
     text = _WEB_SUFFIX_RE.sub(" ", text)
-    for pattern, repl in _SPECIAL_LEGAL:
-        text = pattern.sub(repl, text)
+    if _SPECIAL_LEGAL_HINT_RE.search(text):
+        for pattern, repl in _SPECIAL_LEGAL:
+            text = pattern.sub(repl, text)
     text = _DOTTED_ABBR_RE.sub(lambda m: m.group(1).replace(".", ""), text)
     return _fixpoint(_company_words, _key(text)) or None
 
@@ -605,6 +676,7 @@ _LOCATION_NOISE_RE = re.compile(
     re.I,
 )
 _LIST_SPLIT_RE = re.compile(r"\s*(?:;|\||\s/\s|/|\s+-\s+|\s+or\s+|\s+&\s+)\s*", re.I)
+_DIGIT_RE = re.compile(r"\d")
 _LEADING_IN_RE = re.compile(r"^\s*(?:in|near|bei|im)\s+(?=\S)", re.I)
 
 
@@ -612,7 +684,7 @@ def _canonical_part(part: str) -> str:
     key = _key(part)
     if key in _CITY_ALIASES:
         return _CITY_ALIASES[key]
-    for city in _MAJOR_CITIES:
+    for city in _MAJOR_CITIES if key.startswith(_MAJOR_CITIES) else ():
         if key.startswith(city) and not all(w in _REGION_CODES for w in key[len(city) :].split()):
             return city.strip()
     words = ["st" if w in ("saint", "sankt") else "fort" if w == "ft" else w for w in key.split()]
@@ -622,12 +694,15 @@ def _canonical_part(part: str) -> str:
 def _parse_location(text: str) -> tuple[str | None, str | None]:
     """(canonical location, most specific place) of one raw location string."""
     text = _preclean(text)
-    text = _PAREN_RE.sub(" ", text)
-    text = _POSTCODE_RE.sub(" ", text)
+    if "(" in text or "[" in text:
+        text = _PAREN_RE.sub(" ", text)
+    if _DIGIT_RE.search(text):  # every postcode has digits
+        text = _POSTCODE_RE.sub(" ", text)
     remote = bool(_REMOTE_RE.search(text))
-    text = _LOCATION_NOISE_RE.sub(" ", _REMOTE_RE.sub(" ", text))
-    segments = [seg for seg in _LIST_SPLIT_RE.split(text) if _key(seg)]
-    first = segments[0] if segments else ""
+    if remote:
+        text = _REMOTE_RE.sub(" ", text)
+    text = _LOCATION_NOISE_RE.sub(" ", text)
+    first = next((seg for seg in _LIST_SPLIT_RE.split(text) if _key(seg)), "")
     parts = [_key(_LEADING_IN_RE.sub("", p)) for p in first.split(",")]
     parts = [p for p in parts if p]
     # Countries in the middle ("Cheshire, UK, Cheshire").
@@ -718,6 +793,15 @@ def location_city(s: pd.Series) -> pd.Series:
     return _map_unique(_check_series(s, "location_city"), lambda t: _parse_location(t)[1], "string")
 
 
+def location_and_city(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """`normalize_location` and `location_city` of `s`, parsing each distinct location once."""
+    codes, results = _unique_results(_check_series(s, "location_and_city"), _parse_location)
+    return (
+        _broadcast([loc for loc, _ in results], codes, s, "string"),
+        _broadcast([city for _, city in results], codes, s, "string"),
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Contacts: e-mails, phones, domains
 # --------------------------------------------------------------------------------------------
@@ -733,16 +817,140 @@ _EMAIL_LOCAL_RE = re.compile(r"[a-z0-9][a-z0-9._%+-]{0,63}$", re.I)
 _EMAIL_DOMAIN_RE = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![a-z0-9-])", re.I)
 _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "pdf", "js", "css"})
 
+# The extractors' pre-checks as RE2 patterns (pyarrow.compute), run over all texts at once: a text
+# none of them matches is never converted to a Python string. RE2's \s and \d are ASCII-only, so
+# Python's Unicode classes are spelled out (tests check they agree on every code point).
+_RE2_SPACE = r"[\s\p{Z}\x{0b}\x{1c}-\x{1f}\x{85}]"
+# Python's \d; RE2's \p{Nd} follows a newer Unicode version, with more digits.
+_RE2_DIGITS = "".join(rf"\x{{{a:x}}}-\x{{{b:x}}}" for a, b in _code_point_runs(str.isdecimal))
+_RE2_OBFUSCATED_AT = rf"[(\[{{]{_RE2_SPACE}*[aAäÄ][tT]{_RE2_SPACE}*[)\]}}]"  # `_OBFUSCATED_AT_RE`
+_RE2_MAY_HAVE_EMAILS = rf"@|{_RE2_OBFUSCATED_AT}"
+# At least 8 digits and separators in a row; the phone extractor's only pre-check.
+_RE2_PHONE_HINT = rf"[{_RE2_DIGITS}][{_RE2_DIGITS} ().\-/\x{{a0}}\\]{{6,30}}[{_RE2_DIGITS}]"
+# E-mail, URL, "www." or a text that is one token (a looser form of `_BARE_DOMAIN_RE`).
+_RE2_MAY_HAVE_DOMAINS = (
+    rf"{_RE2_MAY_HAVE_EMAILS}|://|[wW]{{3}}\.|^{_RE2_SPACE}*[^\s/:?#]*{_RE2_SPACE}*(?:[/:?#][^\n]*)?\n?$"
+)
+_RE2_INVISIBLE = f"[{_INVISIBLE}]"  # NFKC never makes these, so a text without them stays without
 
-def _contact_text(text: str) -> str:
-    """NFKC, invisible characters and Markdown backslash escapes removed."""
+
+class _Contact:
+    """One distinct contact text; its cleaned form and e-mail addresses are computed on first use."""
+
+    def __init__(self, raw: str, phone_hint: bool, invisible: bool) -> None:
+        self.raw = raw
+        self.phone_hint = phone_hint  # whether `raw` matches `_RE2_PHONE_HINT`
+        self.invisible = invisible  # whether `raw` holds `_INVISIBLE` characters
+        self._clean: str | None = None
+        self._emails: set[str] | None = None
+
+    @property
+    def clean(self) -> str:
+        if self._clean is None:
+            self._clean = _contact_text(self.raw, self.invisible)
+        return self._clean
+
+    @property
+    def emails(self) -> set[str]:
+        if self._emails is None:
+            self._emails = _emails_in(self.clean)
+        return self._emails
+
+
+_Extractor = Callable[[_Contact], tuple[str, ...] | None]
+"""A contact extractor: a sorted tuple of the items found in a text, or None."""
+
+
+def _arrow_text(s: pd.Series) -> pa.Array:
+    """`s` as one Arrow string array, missing values null (no copy when `s` is Arrow text)."""
+    strings = pa.array(s.astype(str).array)
+    return strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+
+
+def _re2_matches(texts: pa.Array, pattern: str) -> np.ndarray:
+    """Whether RE2 `pattern` matches somewhere in each text (False for null)."""
+    return pc.match_substring_regex(texts, pattern).fill_null(False).to_numpy(zero_copy_only=False)
+
+
+def _contact_checks(texts: pa.Array, pattern: str) -> np.ndarray:
+    """Rows x whether each text matches (RE2 `pattern`, `_RE2_PHONE_HINT`, `_RE2_INVISIBLE`).
+
+    The last two are only searched for in the texts `pattern` matches (False elsewhere).
+    """
+    checks = np.zeros((len(texts), 3), dtype=bool)
+    rows = np.flatnonzero(_re2_matches(texts, pattern))
+    candidates = texts.take(rows)
+    checks[rows, 0] = True
+    checks[rows, 1] = _re2_matches(candidates, _RE2_PHONE_HINT)
+    checks[rows, 2] = _re2_matches(candidates, _RE2_INVISIBLE)
+    return checks
+
+
+def _contact_series(
+    texts: list[str], rows: np.ndarray, checks: np.ndarray, extractors: list[_Extractor], s: pd.Series
+) -> list[pd.Series]:
+    """Per extractor, a Series like `s` with its results for `texts` at `rows` (NA elsewhere).
+
+    `checks` are the texts' `_contact_checks`; each distinct text is looked at once.
+    """
+    results = [np.full(len(s), pd.NA, dtype=object) for _ in extractors]
+    done: dict[str, list[tuple[str, ...] | None]] = {}
+    for row, text, (_, phone_hint, invisible) in zip(rows, texts, checks):
+        if (found := done.get(text)) is None:
+            contact = _Contact(text, phone_hint, invisible)
+            found = done[text] = [extract(contact) for extract in extractors]
+        for out, items in zip(results, found):
+            if items is not None:
+                out[row] = items
+    return [pd.Series(out, index=s.index, dtype=object, name=s.name) for out in results]
+
+
+def _map_contacts(s: pd.Series, extractors: list[_Extractor], pattern: str) -> list[pd.Series]:
+    """`extractors` applied to each distinct text of `s` that RE2 `pattern` matches; NA elsewhere.
+
+    `pattern` must match every text in which an extractor can find something.
+    """
+    texts = _arrow_text(s)
+    checks = _contact_checks(texts, pattern)
+    rows = np.flatnonzero(checks[:, 0])
+    return _contact_series(texts.take(rows).to_pylist(), rows, checks[rows], extractors, s)
+
+
+def _find_all(text: str, sub: str) -> list[int]:
+    """Start of every occurrence of `sub` in `text` (a fast string search, unlike a regex scan)."""
+    found: list[int] = []
+    at = text.find(sub)
+    while at != -1:
+        found.append(at)
+        at = text.find(sub, at + 1)
+    return found
+
+
+def _has_obfuscated_at(text: str) -> bool:
+    """Whether `_OBFUSCATED_AT_RE` matches anywhere; tried only at the brackets it starts with."""
+    for bracket in "([{":
+        at = text.find(bracket)
+        while at != -1:
+            if _OBFUSCATED_AT_RE.match(text, at):
+                return True
+            at = text.find(bracket, at + 1)
+    return False
+
+
+def _contact_text(text: str, invisible: bool) -> str:
+    """NFKC, invisible characters and Markdown backslash escapes removed.
+
+    `invisible=False` says the text holds no `_INVISIBLE` characters, so they are not searched for.
+    """
     if not text.isascii():
-        text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
-    return _MD_ESCAPE_RE.sub(r"\1", text) if "\\" in text else text
+        text = unicodedata.normalize("NFKC", text)
+        if invisible:
+            text = _INVISIBLE_RE.sub("", text)
+    return _MD_ESCAPE_RE.sub(operator.itemgetter(1), text) if "\\" in text else text
 
 
 def _emails_in(text: str) -> set[str]:
-    if _OBFUSCATED_AT_RE.search(text):
+    if _has_obfuscated_at(text):
         for pattern, repl in _EMAIL_DEOBFUSCATE:
             text = pattern.sub(repl, text)
     found: set[str] = set()
@@ -758,10 +966,10 @@ def _emails_in(text: str) -> set[str]:
     return found
 
 
-def _emails(text: str) -> tuple[str, ...] | None:
-    if "@" not in text and not _OBFUSCATED_AT_RE.search(text):
+def _emails(contact: _Contact) -> tuple[str, ...] | None:
+    if "@" not in contact.raw and not _has_obfuscated_at(contact.raw):
         return None
-    return tuple(sorted(_emails_in(_contact_text(text)))) or None
+    return tuple(sorted(contact.emails)) or None
 
 
 def extract_emails(s: pd.Series) -> pd.Series:
@@ -777,16 +985,19 @@ def extract_emails(s: pd.Series) -> pd.Series:
         ...                           "none"])).tolist()
         [('hr@acme.co.uk', 'jobs@acme.co.uk'), ('bewerbung@firma.de',), <NA>]
     """
-    return _map_unique(_check_series(s, "extract_emails"), _emails, None)
+    return _map_contacts(_check_series(s, "extract_emails"), [_emails], _RE2_MAY_HAVE_EMAILS)[0]
 
 
 # Phone candidates: international (+/00), trunk-prefixed (0...), or North American 3-3-4.
 _PHONE_RE = re.compile(r"(?<![\w.,/£$€+-])(?:\+|\(\s*\+)?\(?\d[\d ().\-/\u00a0]{6,22}\d(?!\d)")
-_PHONE_HINT_RE = re.compile(r"\d[\d ().\-/\u00a0\\]{6,30}\d")
 _DATE_LIKE_RE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$|^\d{1,2}[./-]\d{4}\b")
 _NANP_RE = re.compile(r"^\(?[2-9]\d{2}\)?[\s.-]*[2-9]\d{2}[\s.-]+\d{4}$")
 _PHONE_KEY_DIGITS = 9
 _TRUNK_IN_BRACKETS_RE = re.compile(r"(?<=\d)\s*\(0\)\s*")  # "+43 (0) 5242 ..." -> "+43 5242 ..."
+# The digits part of a `_PHONE_RE` match lies in one match of this (first to last digit of a run),
+# the part before it ("+", "(", white space) in the `_PHONE_LEAD` or space characters just before.
+_PHONE_CORE_RE = re.compile(r"\d[\d ().\-/\u00a0]{6,}\d")
+_PHONE_LEAD = frozenset("+(")
 
 
 # ITU country codes: 1 and 7 have one digit, these have two, all others three.
@@ -807,12 +1018,25 @@ def _national_number(digits: str, international: bool) -> str:
     return digits.lstrip("0") or digits
 
 
-def _phones(text: str) -> tuple[str, ...] | None:
-    if not _PHONE_HINT_RE.search(text):  # cheap pre-check: most ads hold no 8-digit run at all
+def _phone_matches(text: str) -> Iterator[re.Match[str]]:
+    """`_PHONE_RE.finditer(text)`, run only around the digit runs a match can be made of."""
+    end = 0
+    for core in _PHONE_CORE_RE.finditer(text):
+        start = core.start()
+        while start > end and (text[start - 1] in _PHONE_LEAD or text[start - 1].isspace()):
+            start -= 1
+        yield from _PHONE_RE.finditer(text, start, core.end())
+        end = core.end()
+
+
+def _phones(contact: _Contact) -> tuple[str, ...] | None:
+    if not contact.phone_hint:  # `_RE2_PHONE_HINT`: most ads hold no 8-digit run at all
         return None
-    text = _TRUNK_IN_BRACKETS_RE.sub(" ", _contact_text(text))
+    text = contact.clean
+    if "(0)" in text:
+        text = _TRUNK_IN_BRACKETS_RE.sub(" ", text)
     keys: set[str] = set()
-    for m in _PHONE_RE.finditer(text):
+    for m in _phone_matches(text):
         cand = m.group(0).strip(" ()-./")
         if _DATE_LIKE_RE.search(cand):
             continue
@@ -849,7 +1073,7 @@ def extract_phones(s: pd.Series) -> pd.Series:
         >>> extract_phones(pd.Series(["Call +44 20 7946 0958", "Tel. 020 7946 0958", "01.02.2024"])).tolist()
         [('079460958',), ('079460958',), <NA>]
     """
-    return _map_unique(_check_series(s, "extract_phones"), _phones, None)
+    return _map_contacts(_check_series(s, "extract_phones"), [_phones], _RE2_PHONE_HINT)[0]
 
 
 # Job boards, aggregators and applicant-tracking systems: their domain says nothing about
@@ -927,6 +1151,23 @@ _BARE_DOMAIN_RE = re.compile(
 )
 
 
+def _url_hosts(text: str) -> list[str]:
+    """The hosts of `_URL_HOST_RE.finditer(text)`, trying the regex only where a match can start.
+
+    A match starts 3-5 characters before a "://" (ftp, http, https) or at a "www." in any case
+    (only "W" lower-cases to "w", and replacing it keeps every position).
+    """
+    starts = _find_all(text.replace("W", "w"), "www.")
+    starts += [at + shift for at in _find_all(text, "://") for shift in (-5, -4, -3)]
+    hosts: list[str] = []
+    end = 0
+    for start in sorted(starts):
+        if start >= end and (m := _URL_HOST_RE.match(text, start)):
+            hosts.append(m.group(1))
+            end = m.end()
+    return hosts
+
+
 def _registrable(host: str) -> str | None:
     labels = host.lower().strip(".").split(".")
     if len(labels) < 2 or labels[-1] in _FILE_TLDS:
@@ -944,28 +1185,32 @@ def _is_non_employer(domain: str) -> bool:
     return any(".".join(labels[i:]) in _NON_EMPLOYER_DOMAINS for i in range(len(labels) - 1))
 
 
-def _domains(text: str) -> tuple[str, ...] | None:
+@functools.lru_cache(maxsize=1 << 16)
+def _employer_domain(host: str) -> str | None:
+    """The registrable domain of `host`; None for job boards, free mail and generic sites.
+
+    Cached: the same few thousand hosts recur in every batch of ads.
+    """
+    dom = _registrable(host)
+    return dom if dom and not _is_non_employer(host.lower()) and not _is_non_employer(dom) else None
+
+
+def _domains(contact: _Contact) -> tuple[str, ...] | None:
+    text = contact.raw
     if (  # cheap pre-check: no e-mail, URL or "www." anywhere
         "@" not in text
         and "://" not in text
-        and "www." not in text.lower()
-        and not _OBFUSCATED_AT_RE.search(text)
+        and "www." not in text.replace("W", "w")  # = text.lower(): only "W" lower-cases to "w"
+        and not _has_obfuscated_at(text)
         and not _BARE_DOMAIN_RE.match(text)
     ):
         return None
-    text = _contact_text(text)
-    has_url = "://" in text or "www." in text.lower()
-    hosts = [m.group(1) for m in _URL_HOST_RE.finditer(text)] if has_url else []
-    hosts += [e.rsplit("@", 1)[1] for e in _emails_in(text)]
+    text = contact.clean
+    hosts = _url_hosts(text) + [e.rsplit("@", 1)[1] for e in contact.emails]
     bare = _BARE_DOMAIN_RE.match(text)  # a contact field holding just "acme.com"
     if bare and "@" not in text:
         hosts.append(bare.group(1))
-    found: set[str] = set()
-    for host in hosts:
-        dom = _registrable(host)
-        if dom and not _is_non_employer(host.lower()) and not _is_non_employer(dom):
-            found.add(dom)
-    return tuple(sorted(found)) or None
+    return tuple(sorted({dom for host in hosts if (dom := _employer_domain(host))})) or None
 
 
 def extract_domains(s: pd.Series) -> pd.Series:
@@ -984,4 +1229,30 @@ def extract_domains(s: pd.Series) -> pd.Series:
         ...     "https://de.indeed.com/viewjob?jk=1", "Apply: jobs@acme.de or www.acme.com"])).tolist()
         [('acme.co.uk',), <NA>, ('acme.com', 'acme.de')]
     """
-    return _map_unique(_check_series(s, "extract_domains"), _domains, None)
+    return _map_contacts(_check_series(s, "extract_domains"), [_domains], _RE2_MAY_HAVE_DOMAINS)[0]
+
+
+def extract_contacts(contact: pd.Series, description: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """`extract_emails`, `extract_phones` and `extract_domains` of ``contact + "\\n" + description``.
+
+    Missing parts read as "". The texts are not joined where the contact is empty: there every
+    pre-check gives the same answer on the description as on "\\n" + description (and a missing
+    description leaves "\\n", in which nothing is found).
+
+    Returns:
+        (emails, phones, domains), object Series indexed like `contact`.
+    """
+    head = _check_series(contact, "extract_contacts").fillna("").astype(str)
+    body = _check_series(description, "extract_contacts").astype(str)
+    pattern = f"{_RE2_MAY_HAVE_EMAILS}|{_RE2_PHONE_HINT}|{_RE2_MAY_HAVE_DOMAINS}"
+    has_head = (head != "").to_numpy()
+    bodies = _arrow_text(body)
+    checks = _contact_checks(bodies, pattern)
+    checks[has_head] = _contact_checks(
+        _arrow_text(head[has_head] + "\n" + body[has_head].fillna("")), pattern
+    )
+    rows = np.flatnonzero(checks[:, 0])
+    heads = _arrow_text(head).take(rows).to_pylist()
+    texts = [h + "\n" + (b or "") for h, b in zip(heads, bodies.take(rows).to_pylist())]
+    emails, phones, domains = _contact_series(texts, rows, checks[rows], [_emails, _phones, _domains], head)
+    return emails, phones, domains

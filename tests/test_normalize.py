@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from features import normalize
 from features.normalize import (
     JOB_BOARD_DOMAINS,
+    extract_contacts,
     extract_domains,
     extract_emails,
     extract_phones,
@@ -301,6 +307,89 @@ def test_extract_domains() -> None:
         ("acme.com.au",),
         pd.NA,
     ]
+
+
+@pytest.mark.parametrize(
+    ("python", "re2"),
+    [
+        (r"\s", normalize._RE2_SPACE),
+        (r"\d", f"[{normalize._RE2_DIGITS}]"),
+        (normalize._INVISIBLE_RE.pattern, normalize._RE2_INVISIBLE),
+        ("(?i)[aä]", "[aAäÄ]"),  # the letters of "(at)" / "(ät)" in `_RE2_OBFUSCATED_AT`
+        ("(?i)t", "[tT]"),
+        ("(?i)w", "[wW]"),  # "www." in `_RE2_MAY_HAVE_DOMAINS`
+    ],
+)
+def test_re2_pre_checks_see_the_characters_python_re_sees(python: str, re2: str) -> None:
+    # The contact pre-checks run in RE2 (pyarrow), whose \s and \d differ from Python's.
+    chars = [chr(cp) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    strings = pa.array(chars)
+    in_re2 = strings.filter(pc.match_substring_regex(strings, f"^{re2}$")).to_pylist()
+    assert set(in_re2) == set(re.findall(python, "".join(chars)))
+
+
+# Texts where the fast scans could part from the regexes they replace.
+_SCAN_TEXTS = [
+    "see https://jobs.acme.co.uk/x and HTTPS://WWW.Acme.DE, wWw.acme.nl/x.www.y.com",
+    "httpſ://acme.de ftp://files.acme.com:21 user:pw@https://x.acme.io http://",
+    "mail@www.acme.com www.www.acme.com-www.acme.org.",
+    "Tel +44 (0) 20 7946 0958 / (+43) 5242-6951, fax 0044 20 7946 0959",
+    "( +31 348 123 456 )  12.05.2024 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9",
+    "x+49 30 1234567 ,0201 234 567 \u00a0 0201\u00a0234\u00a0567 ٠١٢٣٤٥٦٧٨٩ 𑽐𑽑𑽒𑽓𑽔𑽕𑽖𑽗𑽘",
+    "jobs (at) acme.de [ät] { AT } (a t) (@) ((at))",
+]
+_SCAN_PIECES = st.sampled_from(
+    ["http", "s", "ſ", "://", "www.", "W", "w", ".", "acme", "de", "/", "@", "(", ")", "[", "{", "at", "ÄT",
+     " ", "\n", "\u3000", "+", "0", "44", "20 7946", "\u00a0", "-", "٣", "𑽐", "x"]
+)  # fmt: skip
+
+
+def _scans_agree(text: str) -> None:
+    assert normalize._url_hosts(text) == [m.group(1) for m in normalize._URL_HOST_RE.finditer(text)]
+    phones = [m.span() for m in normalize._PHONE_RE.finditer(text)]
+    assert [m.span() for m in normalize._phone_matches(text)] == phones
+    assert normalize._has_obfuscated_at(text) == bool(normalize._OBFUSCATED_AT_RE.search(text))
+
+
+@pytest.mark.parametrize("text", _SCAN_TEXTS)
+def test_fast_scans_find_what_the_regexes_find(text: str) -> None:
+    _scans_agree(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SCAN_PIECES, max_size=40).map("".join))
+def test_fast_scans_find_what_the_regexes_find_on_any_mix(text: str) -> None:
+    _scans_agree(text)
+
+
+def test_phone_pre_check_reads_digits_as_python_does() -> None:
+    # NFKC turns the circled digits into "020 7946 0958", but the pre-check on the raw text needs
+    # 8 digits in a row: Kawi digits are digits from Unicode 15 on (RE2's \p{Nd}), not in Python 3.11.
+    kawi = "𑽐𑽑𑽒𑽓𑽔𑽕𑽖𑽗"
+    expected = ("079460958",) if kawi.isdecimal() else pd.NA
+    out = run(extract_phones, [f"{kawi} Tel ⓪②⓪ ⑦⑨④⑥ ⓪⑨⑤⑧", "12345678 Tel ⓪②⓪ ⑦⑨④⑥ ⓪⑨⑤⑧"])
+    assert out == [expected, ("079460958",)]
+
+
+def test_extract_contacts_is_the_extractors_on_the_joined_text() -> None:
+    contact = [None, "", "jobs (", "acme.com", "+44 20", "(at", "x@acme.de", None, "\u200b", None]
+    description = [
+        "(at) acme.de",
+        "at) acme.de",
+        "at) acme.de",
+        "/jobs/1",
+        "7946 0958",
+        "\n ) firma.de",
+        None,
+        "𑽐𑽑𑽒𑽓𑽔𑽕𑽖𑽗 Tel ⓪②⓪ ⑦⑨④⑥ ⓪⑨⑤⑧",  # not digits to Python 3.11; NFKC makes 020 7946 0958
+        "acme.com",
+        " \n",
+    ]
+    c, d = pd.Series(contact, dtype=object), pd.Series(description, dtype=object)
+    joined = c.fillna("") + "\n" + d.fillna("")
+    found = extract_contacts(c, d)
+    for func, out in zip((extract_emails, extract_phones, extract_domains), found, strict=True):
+        assert out.tolist() == func(joined).tolist(), func.__name__
 
 
 def test_job_boards_listed() -> None:
