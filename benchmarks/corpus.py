@@ -2,17 +2,17 @@
 
 The generator (`data.make_labels`, run by `make labels` into `out/labels_full/`) turns the real ads
 of `../shared` into ~11,000 ads with reposts and hard negatives. To reach larger sizes, that set is
-replicated, each replica r spelling its text differently (`str.translate`, C speed):
-- description, company and contact: a substitution of all 26 letters and all 10 digits (its own
-  per replica), so across replicas descriptions share no shingle and employers, e-mails and phone
-  numbers differ, as different vacancies and employers of a real crawl do;
-- title: a cycle of three of the ten most common letters, so a title without them (and there are
-  many short ones) recurs across replicas as common job titles recur across employers;
-- location: kept, so field blocking meets real city bucket sizes.
-Within a replica the duplicate structure is exactly the generator's; lengths, HTML, languages and
-field formats stay those of real ads. (An earlier version cycled three letters in every field: short
-company names, titles and all phone numbers then repeated in every replica, which made field-blocking
-buckets grow with the corpus and a million ads gave 27 times the candidate pairs of 100,000.)
+replicated, each replica r spelling its text fields (description, title, company, contact) with its
+own substitution of the letters of each script (Latin, Hebrew, CJK, ...) and of the 10 digits
+(`str.translate`, C speed). Within a replica the
+duplicate structure is exactly the generator's; across replicas descriptions share no shingle and
+titles, employers, e-mails and phone numbers differ, as other vacancies of other employers in a real
+crawl do; lengths, HTML, languages and field formats stay those of real ads, and locations are kept,
+so every replica meets the same city buckets. What replicas do not model is a real crawl's growing
+number of same-title ads per city (those buckets are capped at `max_bucket_size` and become stars).
+Earlier versions changed only Latin letters: short titles and company names, every phone number
+and all Hebrew, Cyrillic and CJK ads then repeated in all 91 replicas of a million-ad corpus, so
+buckets grew with the corpus (16-27 times the candidate pairs of 100,000 ads at 1,000,000).
 
 Run: .venv/bin/python -m benchmarks.corpus --size 100000   (writes out/bench/ads_100000.parquet)
 """
@@ -20,8 +20,8 @@ Run: .venv/bin/python -m benchmarks.corpus --size 100000   (writes out/bench/ads
 from __future__ import annotations
 
 import argparse
-import itertools
 import string
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -30,34 +30,35 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = ROOT / "out" / "labels_full"
 OUT = ROOT / "out" / "bench"
-TEXT_COLUMNS = ["description", "company", "contact"]
+TEXT_COLUMNS = ["description", "title", "company", "contact"]
 
 
-COMMON_LETTERS = "etaoinsrhl"
-CYCLES = [(a, b, c) for a, b, c in itertools.permutations(COMMON_LETTERS, 3) if a < b and a < c]
+def _letter_groups(ads: pd.DataFrame) -> list[list[str]]:
+    """The lower-case (or caseless) letters of the base texts, grouped by script (first word of the
+    Unicode name: LATIN, HEBREW, CJK, CYRILLIC...), so a substitution keeps every script a script."""
+    seen = set().union(*(set("".join(ads[c].dropna().astype(str))) for c in TEXT_COLUMNS))
+    groups: dict[str, list[str]] = {}
+    for char in sorted(seen):
+        if char.isalpha() and char == char.lower():
+            groups.setdefault(unicodedata.name(char, "?").split(" ")[0], []).append(char)
+    return list(groups.values())
 
 
-def _title_translation(replica: int) -> dict[int, int]:
-    """A str.translate table for titles of replica r: a cycle of three of the ten most common
-    letters, a different cycle per replica (240 exist)."""
-    if replica == 0:
-        return {}
-    a, b, c = CYCLES[(replica - 1) % len(CYCLES)]
-    table = {ord(a): ord(b), ord(b): ord(c), ord(c): ord(a)}
-    table.update({ord(x.upper()): ord(y.upper()) for x, y in ((a, b), (b, c), (c, a))})
-    return table
-
-
-def _text_translation(replica: int) -> dict[int, int]:
-    """A str.translate table for the other text fields of replica r: its own substitution of the
-    26 letters (both cases) and the 10 digits."""
+def _text_translation(replica: int, letter_groups: list[list[str]]) -> dict[int, int]:
+    """A str.translate table for the text fields of replica r: its own substitution of the letters
+    within each script (upper case follows lower case, so case folding still agrees) and of the 10
+    digits; replica 0 is the generator's text."""
     if replica == 0:
         return {}
     rng = np.random.default_rng(replica)
-    letters, digits = string.ascii_lowercase, string.digits
-    new_letters = "".join(rng.permutation(list(letters)))
-    new_digits = "".join(rng.permutation(list(digits)))
-    return str.maketrans(letters + letters.upper() + digits, new_letters + new_letters.upper() + new_digits)
+    table: dict[int, int] = {}
+    for letters in [*letter_groups, list(string.digits)]:
+        for source, target in zip(letters, rng.permutation(letters), strict=True):
+            table[ord(source)] = ord(target)
+            upper_source, upper_target = source.upper(), str(target).upper()
+            if len(upper_source) == len(upper_target) == 1 and upper_source != source:
+                table[ord(upper_source)] = ord(upper_target)
+    return table
 
 
 def base_ads() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -70,16 +71,15 @@ def base_ads() -> tuple[pd.DataFrame, pd.DataFrame]:
 def build(size: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`size` ads (and their group labels), whole replicas of the base set, cut to size."""
     ads, labels = base_ads()
+    letter_groups = _letter_groups(ads)
     order = np.random.default_rng(seed).permutation(len(ads))
     ads = ads.iloc[order].reset_index(drop=True)
     parts, label_parts = [], []
     replica, total = 0, 0
     while total < size:
         part = ads.iloc[: size - total].copy()
-        for column, table in (
-            ("title", _title_translation(replica)),
-            *((c, _text_translation(replica)) for c in TEXT_COLUMNS),
-        ):
+        table = _text_translation(replica, letter_groups)
+        for column in TEXT_COLUMNS:
             part[column] = (
                 part[column]
                 .astype(object)

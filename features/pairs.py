@@ -20,7 +20,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 from xxhash import xxh3_64_intdigest
 
-from features.shingle_sets import ShingleSets, intersection_sizes
+from features.shingle_sets import ShingleSets, intersection_sizes, sorted_unique
 
 FEATURES: list[str] = [
     "minhash_core",
@@ -199,7 +199,7 @@ def _word_sets(values: pd.Series) -> ShingleSets:
     word_hash = np.fromiter(
         (xxh3_64_intdigest(w.encode()) for w in distinct_words), np.uint64, len(distinct_words)
     ).astype(np.uint32)
-    row_and_hash = np.unique(
+    row_and_hash = sorted_unique(
         (words.index.to_numpy(np.uint64) << np.uint64(32)) | word_hash[word_codes].astype(np.uint64)
     )
     rows = (row_and_hash >> np.uint64(32)).astype(np.int64)

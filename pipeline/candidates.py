@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from features.shingle_sets import sorted_unique
 from pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
 _BAND_MULTIPLIERS = np.array(
@@ -116,13 +117,13 @@ def lsh_candidates(
     found = [np.zeros(0, dtype=np.int64)]
     for band in range(bands):
         pairs, band_report = pairs_from_keys(usable, keys[:, band], max_bucket_size)
-        found.append(np.unique(_pair_codes(pairs, n)))
+        found.append(sorted_unique(_pair_codes(pairs, n)))
         if len(found) > 8:  # a true pair turns up in many bands: merge now and then
-            found = [np.unique(np.concatenate(found))]
+            found = [sorted_unique(np.concatenate(found))]
         report["capped_buckets"] += band_report["capped_buckets"]
         report["ads_in_capped_buckets"] += band_report["ads_in_capped_buckets"]
         report["largest_bucket"] = max(report["largest_bucket"], band_report["largest_bucket"])
-    codes = np.unique(np.concatenate(found))
+    codes = sorted_unique(np.concatenate(found))
     return np.stack([codes // n, codes % n], axis=1), report
 
 
@@ -163,13 +164,13 @@ def generate_candidates(
     for name, (docs, keys) in field_block_keys(fields).items():
         pairs, kind_report = pairs_from_keys(docs, keys, max_bucket_size)
         field_chunks.append(pairs)
-        report.by_key[name] = len(np.unique(_pair_codes(pairs, len(fields))))
+        report.by_key[name] = len(sorted_unique(_pair_codes(pairs, len(fields))))
         report.capped_buckets += kind_report["capped_buckets"]
         report.ads_in_capped_buckets += kind_report["ads_in_capped_buckets"]
     n = max(len(fields), 1)
-    lsh_codes = np.unique(_pair_codes(lsh, n))
-    field_codes = np.unique(_pair_codes(np.concatenate(field_chunks), n))
-    all_codes = np.union1d(lsh_codes, field_codes)
+    lsh_codes = sorted_unique(_pair_codes(lsh, n))
+    field_codes = sorted_unique(_pair_codes(np.concatenate(field_chunks), n))
+    all_codes = sorted_unique(np.concatenate([lsh_codes, field_codes]))
     pairs = pd.DataFrame(
         {
             "i": all_codes // n,
