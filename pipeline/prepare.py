@@ -6,6 +6,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -139,26 +140,33 @@ def prepare_batch(
         prepared = parallel(delayed(_prepare_chunk)(part, config, known_boilerplate, 1) for part in slices)
     else:
         prepared = (_prepare_chunk(part, config, known_boilerplate, config.jobs) for part in slices)
-    parts = []
+    parts: list[dict[str, object]] = []
     for part in prepared:
-        parts.append(part)
+        parts.append({f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
         if on_slice is not None:
             on_slice(len(part.words))
+    del part  # the slices' arrays are now only referenced from `parts`, taken one by one below
     inputs = PairInputs(
-        fields=pd.concat([p.fields for p in parts], ignore_index=True),
-        full=ShingleSets.concatenate([p.full for p in parts]),
-        core=ShingleSets.concatenate([p.core for p in parts]),
-        numbers=ShingleSets.concatenate([p.numbers for p in parts]),
-        signatures=np.concatenate([p.signatures for p in parts]),
-        words=np.concatenate([p.words for p in parts]),
-        core_words=np.concatenate([p.core_words for p in parts]),
+        fields=pd.concat(_take(parts, "fields"), ignore_index=True),
+        full=ShingleSets.concatenate(_take(parts, "full")),
+        core=ShingleSets.concatenate(_take(parts, "core")),
+        numbers=ShingleSets.concatenate(_take(parts, "numbers")),
+        signatures=np.concatenate(_take(parts, "signatures")),
+        words=np.concatenate(_take(parts, "words")),
+        core_words=np.concatenate(_take(parts, "core_words")),
     )
     return PreparedBatch(
         ads=ads,
         inputs=inputs,
-        batch_boilerplate=merge_block_sets(*[p.boilerplate for p in parts]),
-        status=pd.concat([p.status for p in parts], ignore_index=True),
+        batch_boilerplate=merge_block_sets(*_take(parts, "boilerplate")),
+        status=pd.concat(_take(parts, "status"), ignore_index=True),
     )
+
+
+def _take(parts: list[dict[str, object]], name: str) -> list:
+    """Remove one attribute from every slice's result and return them, so concatenating the slices
+    holds at most one attribute twice (a million ads' shingle sets are gigabytes)."""
+    return [part.pop(name) for part in parts]
 
 
 def _kept_per_doc(tokens: Tokens, keep: np.ndarray) -> np.ndarray:
