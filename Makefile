@@ -16,14 +16,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/jobdedup demo --out out/demo
 
-## test: run the test suite
+## test: run the test suite (the Spark engine's tests included; they need Java 17+)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## test-spark: the Spark engine's tests (local[2]); kept out of `make test` until a hang is fixed (see issue #7)
+## test-spark: only the Spark engine's tests (local[2]; also part of `make test`)
 test-spark: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
-	$(BIN)/python -m pytest tests_spark -o faulthandler_timeout=600
+	$(BIN)/python -m pytest tests/test_spark_engine.py
 
 ## model: retrain the bundled default model reproducibly from every bundled labelled set
 ## (train and test splits: the held-out figures in README come from the demo's train-only model)

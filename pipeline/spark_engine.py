@@ -96,9 +96,11 @@ def spark_session(
 ) -> SparkSession:
     """A SparkSession for jobdedup (the active one with these settings, else a new one).
 
-    Local masters get the driver on 127.0.0.1, no UI, 4 GB driver memory and this interpreter
-    for the Python workers (`PYSPARK_PYTHON`, unless already set). On a cluster, install jobdedup
-    on the executors and point `PYSPARK_PYTHON` at their interpreter.
+    Local masters get the driver on 127.0.0.1, no UI, 4 GB driver memory, a JVM that exits when
+    it runs out of heap (pyspark then fails at once; an out-of-memory error inside the thread
+    serving `toPandas` otherwise leaves the driver waiting forever) and this interpreter for the
+    Python workers (`PYSPARK_PYTHON`, unless already set). On a cluster, install jobdedup on the
+    executors and point `PYSPARK_PYTHON` at their interpreter.
 
     Example:
         >>> # spark = spark_session("local[2]", conf={"spark.sql.shuffle.partitions": "8"})
@@ -129,6 +131,7 @@ def spark_session(
                 "spark.driver.host": "127.0.0.1",
                 "spark.driver.bindAddress": "127.0.0.1",
                 "spark.driver.memory": "4g",
+                "spark.driver.extraJavaOptions": "-XX:+ExitOnOutOfMemoryError",
                 "spark.sql.shuffle.partitions": "16",
             }
         )
@@ -185,9 +188,9 @@ class SparkDedupResult:
         return pairs, pd.concat([groups, extras], axis=1) if len(extras.columns) else groups
 
     def unpersist(self) -> None:
-        """Free the cached intermediate frames (after the outputs were written or collected)."""
+        """Free the materialised intermediate frames (after the outputs were written or collected)."""
         for frame in self._cached:
-            frame.unpersist()
+            _release(frame)
         self._cached.clear()
 
 
@@ -197,6 +200,32 @@ class SparkDedupResult:
 def _blank(column: Any) -> Any:
 
     return column.isNull() | column.rlike(r"(?U)^\s*$")
+
+
+def _materialize(frame: SparkFrame) -> SparkFrame:
+    """`frame` computed now and kept (memory, spilling to disk), as a frame whose plan is just that data.
+
+    Every stage reads the previous stages' results more than once, so they are kept. They are kept
+    as local checkpoints, not `persist()`: a persisted frame's plan still holds the whole plan that
+    made it, and each cached relation prints the plan of the cached relations it reads, so the plan
+    text of the final pairs doubled with every stage (85 million characters for 650 ads). Spark
+    renders that text on every adaptive re-plan; in a 1 GB driver that ran out of heap inside the
+    thread serving `toPandas`, and pyspark then waited forever for the thread's result (issue #7).
+    A checkpoint's plan is one scan of its blocks, so later plans stay small. The blocks live on
+    the executors; unlike cached blocks they cannot be recomputed if an executor is lost (the run
+    then fails and must be repeated, as with the connected-components rounds).
+    """
+    from pyspark import StorageLevel
+
+    return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+
+def _release(frame: SparkFrame) -> None:
+    """Drop the blocks of a frame made by `_materialize` (best effort; else Spark's cleaner does)."""
+    try:
+        frame._jdf.queryExecution().analyzed().rdd().unpersist(False)
+    except Exception:  # noqa: BLE001 - not a LogicalRDD (another Spark version): leave it to the cleaner
+        frame.unpersist()
 
 
 def _with_row_numbers(frame: SparkFrame) -> SparkFrame:
@@ -346,6 +375,7 @@ def _block_titles(batches: Iterator[pd.DataFrame], chunk: int, min_titles: int) 
 
 
 def _sets_bytes(sets: ShingleSets) -> list[bytes]:
+    """Each ad's set as raw bytes of `ShingleSets.values` (read back by `_sets_from_bytes`)."""
     values, indptr = sets.values, sets.indptr
     return [values[indptr[k] : indptr[k + 1]].tobytes() for k in range(len(sets))]
 
@@ -413,10 +443,11 @@ def _explode_bands(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
 
 
 def _sets_from_bytes(blobs: list[bytes]) -> ShingleSets:
-    sizes = np.fromiter((len(b) // 8 for b in blobs), np.int64, len(blobs))
+    dtype = ShingleSets.from_lists([[0]]).values.dtype  # the hash width ShingleSets stores
+    sizes = np.fromiter((len(b) // dtype.itemsize for b in blobs), np.int64, len(blobs))
     indptr = np.zeros(len(blobs) + 1, dtype=np.int64)
     np.cumsum(sizes, out=indptr[1:])
-    return ShingleSets(indptr=indptr, values=np.frombuffer(b"".join(blobs), dtype=np.uint64).copy())
+    return ShingleSets(indptr=indptr, values=np.frombuffer(b"".join(blobs), dtype=dtype).copy())
 
 
 def _pair_inputs(frame: pd.DataFrame, num_perm: int) -> PairInputs:
@@ -608,8 +639,10 @@ def connected_components(edges: SparkFrame, max_iterations: int = 100) -> tuple[
             .localCheckpoint()
         )
         changed = jumped.join(labels.withColumnRenamed("comp", "old"), "v").where("comp != old").count()
+        _release(labels)
         labels = jumped
         if changed == 0:
+            _release(both)
             return labels, rounds
     raise RuntimeError(f"connected components did not converge in {max_iterations} rounds")
 
@@ -653,7 +686,6 @@ class SparkDeduplicator:
         The returned frames are lazy views over cached intermediates; call `unpersist()` on the
         result after writing or collecting them.
         """
-        from pyspark import StorageLevel
         from pyspark.sql import functions as F
         from pyspark.sql.types import (
             ArrayType,
@@ -678,7 +710,7 @@ class SparkDeduplicator:
             clock = now
 
         def keep(frame: SparkFrame) -> SparkFrame:
-            frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+            frame = _materialize(frame)
             cached.append(frame)
             return frame
 
@@ -687,7 +719,6 @@ class SparkDeduplicator:
         n_ads = frame.count()
         partitions = max(spark.sparkContext.defaultParallelism, math.ceil(n_ads / self.ads_per_partition))
         ads_frame = keep(frame.repartitionByRange(partitions, "_row"))
-        ads_frame.count()
         lap("read")
 
         # 2. batch boilerplate per slice of chunk_size rows, as the embedded engine learns it
@@ -735,7 +766,6 @@ class SparkDeduplicator:
                 lambda it: _prepare_batches(it, config, known, by_slice, chunk), prepared_schema
             )
         )
-        prepared.count()
         lap("prepare")
 
         # 4. candidates: LSH band keys and field blocks, equal keys joined
@@ -780,7 +810,6 @@ class SparkDeduplicator:
             ]
         )
         scored = keep(with_sides.mapInPandas(lambda it: _score_batches(it, spec, num_perm), score_schema))
-        scored.count()
         lap("score")
 
         # 6. group: connected components of accepted pairs, chaining guard per component
@@ -791,11 +820,12 @@ class SparkDeduplicator:
         n_edges = edges.count()
         rounds = 0
         if n_edges:
-            components, rounds = connected_components(edges.select("i", "j"))
+            labels, rounds = connected_components(edges.select("i", "j"))
         else:
-            components = spark.createDataFrame([], "v long, comp long")
-        sizes = components.groupBy("comp").agg(F.count(F.lit(1)).alias("size"))
-        components = keep(components.join(sizes, "comp"))
+            labels = spark.createDataFrame([], "v long, comp long")
+        sizes = labels.groupBy("comp").agg(F.count(F.lit(1)).alias("size"))
+        components = keep(labels.join(sizes, "comp"))
+        _release(labels)
         big = components.where(F.col("size") >= 3)
         members = big.select("comp", "v").join(side.withColumnRenamed("_row", "v"), "v")
         big_edges = edges.join(big.select(F.col("v").alias("i"), F.col("comp").alias("edge_comp")), "i")
@@ -818,7 +848,6 @@ class SparkDeduplicator:
             .applyInPandas(lambda m, e: _cluster_component(m, e, spec, settings), "v long, sub long")
         )
         n_big = big.select("comp").distinct().count()
-        clusters.count()
         lap("group")
 
         # outputs: group ids (smallest ad_id), sizes, pairs with final decisions, sorted as embedded

@@ -1,4 +1,8 @@
-"""The Spark engine (local[2]) gives exactly the embedded engine's pairs and groups."""
+"""The Spark engine (local[2]) gives exactly the embedded engine's pairs and groups.
+
+Part of `make test`. Each test has a 10-minute limit (pytest-timeout, thread method): a hung Spark
+job ends the run with every thread's stack instead of stalling CI; they take about a minute in all.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,10 @@ from pipeline.errors import InputError, JobdedupError
 from pipeline.io import write_table
 from tests.conftest import DATA
 
+pytestmark = pytest.mark.timeout(600, method="thread")
 
-@pytest.fixture(scope="session")
+
+@pytest.fixture(scope="module")
 def spark():
     from pipeline.spark_engine import spark_session
 
@@ -49,9 +55,14 @@ def test_spark_engine_matches_embedded(spark, default_model, test_result):
     # 250 ads per partition: 3 partitions, so boilerplate must be merged across them as one slice.
     result = SparkDeduplicator(default_model, spark, ads_per_partition=250).run(DATA / "test_ads.parquet")
     try:
+        # Outputs read kept stage results, not the plans that made them (issue #7: the plan text of
+        # `pairs` reached 85 million characters and the 1 GB driver ran out of heap in `toPandas`).
+        for frame in (result.pairs, result.groups):
+            assert len(frame._jdf.queryExecution().toString()) < 100_000
         got = result.to_pandas()
     finally:
         result.unpersist()
+    assert list(spark.sparkContext._jsc.sc().getRDDStorageInfo()) == []  # nothing left behind
     assert result.figures["partitions"] >= 3
     assert result.figures["components_checked"] > 0  # the chaining guard ran in applyInPandas
     _assert_same((test_result.pairs, test_result.groups), got)
@@ -67,9 +78,20 @@ def test_cli_spark_engine_on_csv_matches_embedded(spark, test_ads, tmp_path):
     subset["group_id"] = [f"x{k}" for k in range(len(subset))]
     write_table(subset, tmp_path / "ads.csv")
     for engine in ("embedded", "spark"):
-        command = [sys.executable, "-m", "pipeline.cli", "dedup", "--ads", str(tmp_path / "ads.csv"),
-                   "--out", str(tmp_path / engine), "--quiet", "--engine", engine]
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+        command = [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "dedup",
+            "--ads",
+            str(tmp_path / "ads.csv"),
+            "--out",
+            str(tmp_path / engine),
+            "--quiet",
+            "--engine",
+            engine,
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=480)
         assert done.returncode == 0, done.stderr[-2000:]
     read = {
         e: (pd.read_parquet(tmp_path / e / "pairs.parquet"), pd.read_parquet(tmp_path / e / "groups.parquet"))
