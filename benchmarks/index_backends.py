@@ -1,15 +1,19 @@
 """DuckDB vs SQLite for the incremental index's storage workload (the numbers behind README's choice).
 
 The workload is the one `pipeline.index` puts on its store when a batch of 10,000 ads is added to an
-index of N ads: 42 band keys (48-bit) per ad in a key → ad table, one compressed ad row (~800 bytes,
-real rows compressed with a zstd dictionary) per ad, then per batch
+index of N ads: 42 band keys per ad in a key → ad store, one compressed ad row (~800 bytes, real rows
+compressed with a zstd dictionary) per ad, then per batch
 
 - look up 420,000 band keys at once (a join, never one query per ad),
 - fetch the rows of ~20,000 candidate ads by internal id,
 - insert 10,000 rows and 420,000 keys in one transaction,
 - and, concurrently, can another process read while a writer holds its transaction open?
 
-Run: .venv/bin/python -m benchmarks.index_backends --ads 1000000
+Three stores: SQLite with a (key, ad) WITHOUT ROWID B-tree (jobdedup's first layout, 47-bit keys),
+DuckDB with a plain table and hash joins, and the layout `pipeline.index.store` uses now: SQLite
+with the keys as sorted, delta-coded runs in blobs (36-bit keys), looked up with numpy.
+
+Run: .venv/bin/python -m benchmarks.index_backends --ads 100000 1000000
 """
 
 from __future__ import annotations
@@ -108,6 +112,72 @@ class Sqlite:
         "print(d.execute('select count(*) from ads').fetchone()[0])"
     )
 
+    @classmethod
+    def reopen(cls, path: Path) -> Sqlite:
+        store = cls.__new__(cls)
+        store.path = path
+        store.db = sqlite3.connect(path, isolation_level=None)
+        store.db.execute("PRAGMA journal_mode=WAL")
+        store.db.execute("PRAGMA cache_size=-262144")
+        return store
+
+
+class SqliteRuns:
+    """`pipeline.index.store.SqliteStore`'s key runs and row table (the real code, not a copy)."""
+
+    name = "SQLite, keys as sorted runs in blobs (jobdedup now)"
+
+    def __init__(self, path: Path) -> None:
+        from pipeline.index.store import SqliteStore
+
+        self.path = path
+        self.store = SqliteStore(path)
+        self.db = self.store.db
+
+    @staticmethod
+    def _key(keys: np.ndarray) -> np.ndarray:
+        from pipeline.index.rows import KEY_BITS
+
+        return (np.asarray(keys, dtype=np.int64) >> (47 - KEY_BITS)).astype(np.uint64)
+
+    def load(self, keys: pd.DataFrame, rows: list[bytes], first: int) -> None:
+        with self.store.write(timeout=60):
+            self.db.executemany(
+                "INSERT INTO ads (id, gid, ref, row) VALUES (?, ?, NULL, ?)",
+                ((i, i, r) for i, r in zip(range(first, first + len(rows)), rows)),
+            )
+            self.store.insert_keys(self._key(keys["key"].to_numpy()), keys["ad"].to_numpy())
+
+    def lookup(self, hits: pd.DataFrame) -> int:
+        from pipeline.index.store import SPACE_KEYS
+
+        keys = self._key(hits["key"].to_numpy())
+        from features.shingle_sets import sorted_unique
+
+        unique = sorted_unique(keys)
+        position, ads = self.store._runs_lookup(SPACE_KEYS, unique)
+        found = pd.DataFrame({"key": unique[position], "ad": ads})
+        return len(pd.DataFrame({"key": keys, "doc": hits["doc"].to_numpy()}).merge(found, on="key"))
+
+    def fetch(self, ids: np.ndarray) -> int:
+        return Sqlite.fetch(self, ids)
+
+    def begin_hold(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("INSERT INTO ads VALUES (-1, -1, NULL, x'00')")
+
+    def end_hold(self) -> None:
+        self.db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.store.close()
+
+    reader = Sqlite.reader
+
+    @classmethod
+    def reopen(cls, path: Path) -> SqliteRuns:
+        return cls(path)
+
 
 class Duck:
     name = "DuckDB (no ART index, hash join)"
@@ -155,6 +225,15 @@ class Duck:
         "print(d.execute('select count(*) from ads').fetchone()[0])"
     )
 
+    @classmethod
+    def reopen(cls, path: Path) -> Duck:
+        import duckdb
+
+        store = cls.__new__(cls)
+        store.path = path
+        store.db = duckdb.connect(str(path))
+        return store
+
 
 def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
@@ -175,16 +254,7 @@ def measure(store_cls, n_ads: int, rows: list[bytes], rng_seed: int, folder: Pat
     build = time.perf_counter() - start
     store.close()
     size_before = _size(path)
-    store = store_cls.__new__(store_cls)
-    store.path = path
-    if store_cls is Sqlite:
-        store.db = sqlite3.connect(path, isolation_level=None)
-        store.db.execute("PRAGMA journal_mode=WAL")
-        store.db.execute("PRAGMA cache_size=-262144")
-    else:
-        import duckdb
-
-        store.db = duckdb.connect(str(path))
+    store = store_cls.reopen(path)
     hits = _hits(pd.concat(base_parts), rng)
     start = time.perf_counter()
     found = store.lookup(hits)
@@ -228,11 +298,15 @@ def measure(store_cls, n_ads: int, rows: list[bytes], rng_seed: int, folder: Pat
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ads", type=int, nargs="+", default=[100_000])
+    parser.add_argument(
+        "--backends", nargs="+", default=["sqlite", "duckdb", "runs"], choices=["sqlite", "duckdb", "runs"]
+    )
     args = parser.parse_args()
+    chosen = {"sqlite": Sqlite, "duckdb": Duck, "runs": SqliteRuns}
     rows = _rows(BATCH, np.random.default_rng(0))
     results = []
     for n_ads in args.ads:
-        for store_cls in (Sqlite, Duck):
+        for store_cls in (chosen[name] for name in args.backends):
             with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as folder:
                 results.append(measure(store_cls, n_ads, rows, 7, Path(folder)))
                 print(results[-1], flush=True)

@@ -67,11 +67,21 @@ class ShingleSets:
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """np.unique by one sort (numpy 2's hash-based unique is several times slower on int codes)."""
-    values = np.sort(values)
+    """np.unique by one sort (numpy 2's hash-based unique is several times slower on int codes:
+    ~1.4 s against 20 ms for 440,000 int64 keys on the 2-core machine)."""
+    values = np.sort(np.asarray(values).ravel())
     keep = np.ones(len(values), dtype=bool)
     keep[1:] = values[1:] != values[:-1]
     return values[keep]
+
+
+def sorted_member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """`np.isin(values, allowed)` by binary search; `allowed` must be sorted (e.g. `sorted_unique`)."""
+    values = np.asarray(values)
+    if not len(allowed):
+        return np.zeros(values.shape, dtype=bool)
+    at = np.minimum(np.searchsorted(allowed, values), len(allowed) - 1)
+    return allowed[at] == values
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -37,18 +38,18 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from features.pairs import PairInputs, build_pair_features
-from features.shingle_sets import ShingleSets
+from features.shingle_sets import ShingleSets, sorted_unique
 from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import generate_candidates
 from pipeline.group import GroupReport, group_ads
-from pipeline.index.rows import RowPacker, field_keys, lsh_keys
+from pipeline.index.rows import RECENT, RowPacker, field_keys, lsh_keys
 from pipeline.index.store import IndexFileError, IndexStore, open_store
 from pipeline.io import validate_ads
 from pipeline.prepare import prepare_batch
 from pipeline.progress import Progress
 
 FORMAT = "jobdedup.index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: compiled tokeniser (word, block and band hashes changed)
 SKETCH_PARAMETERS = ("shingle_size", "lsh_bands", "lsh_rows", "seed")
 STATUS_ALREADY_INDEXED = "already_indexed"
 # Test hook: seconds to sleep inside the write transaction, after the writes and before COMMIT.
@@ -165,7 +166,7 @@ class Index:
     def _check_model(self, config: Any) -> dict[str, Any]:
         meta = self.store.meta()
         wanted = sketch_parameters(config)
-        if not meta:
+        if "format" not in meta:
             meta = {
                 "format": FORMAT,
                 "format_version": FORMAT_VERSION,
@@ -232,6 +233,13 @@ class Index:
                 return AddResult(
                     _empty_pairs(), groups, _empty_merges(), skipped, {"new_ads": 0, "skipped": len(skipped)}
                 )
+            # Compressing the new rows needs nothing from matching: it runs in a thread (zstd
+            # releases the GIL) while the batch is prepared, matched, scored and grouped.
+            writer = self._packer(threads=1)  # one thread: the other core is busy matching
+            writer.preload()
+            packing = ThreadPoolExecutor(max_workers=1)
+            roots = packing.submit(writer.pack_roots, new_ads, True, cfg.seed)
+            packing.shutdown(wait=False)
             boilerplate = merge_block_sets(model.boilerplate_, self.store.boilerplate())
             with progress.stage("prepare", total=len(new_ads), unit="ads"):
                 batch = prepare_batch(new_ads, cfg, boilerplate)
@@ -258,14 +266,13 @@ class Index:
             lap("lookup")
 
             # ---- read back the candidate index ads and the rest of their groups; prepare them
-            candidate_ids = np.unique(cross["ad"].to_numpy())
+            candidate_ids = sorted_unique(cross["ad"].to_numpy())
             members = self.store.group_members(
-                self.store.rows(candidate_ids)["gid"].to_numpy() if len(candidate_ids) else np.zeros(0)
+                self.store.gids(candidate_ids)["gid"].to_numpy() if len(candidate_ids) else np.zeros(0)
             )
-            old_ids = np.unique(np.concatenate([candidate_ids, members["id"].to_numpy()]))
-            old = self.store.rows(old_ids)
-            packer = RowPacker(self.store.dictionaries())
-            old_ads = packer.unpack(old["row"].tolist())
+            old_ids = sorted_unique(np.concatenate([candidate_ids, members["id"].to_numpy()]))
+            packer = self._packer()
+            old, old_ads, old_raw = self._read_rows(packer, old_ids)
             old_ads.insert(0, "ad_id", old["ad_id"].to_numpy())
             lap("read_back")
             if len(old_ads):
@@ -298,7 +305,7 @@ class Index:
             lap("score")
 
             # ---- group: new ads + whole old groups they touch, anti-chaining guard included
-            touched = np.unique(old_gid[right[accepted & (right >= n)] - n])
+            touched = sorted_unique(old_gid[right[accepted & (right >= n)] - n])
             in_touched = np.isin(old_gid, touched)
             inner_left, inner_right = _inner_pairs(old_gid, in_touched)
             inner_left, inner_right = inner_left + n, inner_right + n
@@ -331,19 +338,58 @@ class Index:
             )
 
             # ---- write (still inside the one transaction)
-            dictionary = packer.train(new_ads, seed=cfg.seed)
-            if dictionary:
-                self.store.add_dictionary(*dictionary)
-            rows = packer.pack(new_ads)
+            final_gid_of_old = _final_gids(old_gid, merges)
+            packed = roots.result()
+            reference_id, references = _references(
+                new_id,
+                new_gid,
+                packed.raw,
+                old["id"].to_numpy(),
+                final_gid_of_old,
+                old["ref"].to_numpy(),
+                old_raw,
+            )
+            writer.pack_references(packed, references)
+            # Ads still stored on their own: against their most similar scored partner (another
+            # posting of the employer, a near miss) where that is smaller.
+            used = packed.uses_reference.copy()
+            targets = set(reference_id[used].tolist())
+            similar_id, similar = _similar_references(
+                n,
+                left,
+                right,
+                probability,
+                used,
+                new_id,
+                targets,
+                packed.raw,
+                old["id"].to_numpy(),
+                old["ref"].to_numpy(),
+                old_raw,
+            )
+            writer.pack_references(packed, similar)
+            reference_id = np.where(used, reference_id, similar_id)
+            lap("pack_rows")
+            # Not part of the total: overlapped with the stages above.
+            timings["rows_packed_in_background"] = round(packed.seconds, 3)
+            timings["of_which_dictionary_training"] = round(packed.training_seconds, 3)
+            for dict_id, data, ratio in packed.dictionaries:
+                self.store.add_dictionary(dict_id, data, ratio)
             founders = new_gid[np.isin(new_gid, new_id)]
-            founders = np.unique(founders)
+            founders = sorted_unique(founders)
             names = self._new_group_names(founders, new_id, new_ad_ids)
-            self.store.insert_groups(pd.DataFrame({"gid": founders, "name": names}))
             self.store.insert_ads(
                 pd.DataFrame(
-                    {"id": new_id, "ad_id": new_ad_ids, "gid": new_gid, "batch": batch_no, "row": rows}
+                    {
+                        "id": new_id,
+                        "ad_id": new_ad_ids,
+                        "gid": new_gid,
+                        "ref": np.where(packed.uses_reference, reference_id, -1),
+                        "row": packed.rows,
+                    }
                 )
             )
+            self.store.insert_groups(pd.DataFrame({"gid": founders, "name": names}))
             if len(merges):
                 self.store.merge_groups(merges, batch_no)
             key_doc, key_value = store_keys
@@ -354,14 +400,13 @@ class Index:
                     new_big_keys["hub_is_new"].to_numpy(), new_id[np.maximum(hubs, 0) % max(n, 1)], hubs
                 )
                 self.store.insert_big_keys(new_big_keys["key"].to_numpy(), hubs)
-            self.store.insert_boilerplate(batch.batch_boilerplate)
+            self.store.insert_boilerplate(batch_no, batch.batch_boilerplate)
             lap("write")
 
             # ---- outputs
             gid_names = self.store.group_names(
-                np.unique(np.concatenate([new_gid, merges["into_gid"].to_numpy()]))
+                sorted_unique(np.concatenate([new_gid, merges["into_gid"].to_numpy()]))
             )
-            final_gid_of_old = _final_gids(old_gid, merges)
             final_gid = np.concatenate([new_gid, final_gid_of_old])
             all_ad_ids = np.concatenate([new_ad_ids, old["ad_id"].astype(str).to_numpy()])
             pairs = pd.DataFrame(
@@ -402,6 +447,8 @@ class Index:
                 "within_pairs": len(within),
                 "index_pairs": len(cross),
                 "index_ads_read": len(old),
+                "rows_stored_against_reference": int(packed.uses_reference.sum()),
+                "dictionaries_trained": len(packed.dictionaries),
                 "duplicate_pairs": int(pairs["is_duplicate"].sum()),
                 "joined_existing_groups": int(existing.sum()),
                 "merges": len(merges),
@@ -413,6 +460,28 @@ class Index:
             self.store.log_batch(batch_no, info)
             _sleep_hook()
         return AddResult(pairs, groups, merge_table, skipped, info)
+
+    def _packer(self, threads: int = 2) -> RowPacker:
+        recent, next_id = self.store.recent_dictionaries(RECENT)
+        return RowPacker(self.store.dictionary, recent, next_id, threads=threads)
+
+    def _read_rows(
+        self, packer: RowPacker, ids: np.ndarray
+    ) -> tuple[pd.DataFrame, pd.DataFrame, list[bytes]]:
+        """Stored rows of `ids` (id, ad_id, gid, ref, row), their columns and raw bytes.
+
+        A row stored against another (`ref`) needs that one decoded first: the first row of its
+        group (read anyway when whole groups are read) or a similar ad's, read here if missing.
+        """
+        rows = self.store.rows(ids)
+        refs = rows["ref"].to_numpy()
+        missing = np.setdiff1d(refs[refs >= 0], rows["id"].to_numpy())
+        every = pd.concat([rows, self.store.rows(missing)], ignore_index=True) if len(missing) else rows
+        at = pd.Index(every["id"].to_numpy()).get_indexer(every["ref"].to_numpy())
+        references = [None if r < 0 else r for r in at.tolist()]
+        columns, raw = packer.unpack(every["row"].tolist(), references)
+        n = len(rows)
+        return rows, columns.iloc[:n].reset_index(drop=True), raw[:n]
 
     def _skipped_groups(self, known: pd.DataFrame, skipped: list[str]) -> pd.DataFrame:
         rows = known.set_index("ad_id").reindex(skipped)
@@ -515,11 +584,15 @@ class Index:
         wanted = pd.unique(pd.Series(list(ad_ids), dtype=object).astype(str))
         with self.store.write(self.timeout):
             found = self.store.find_ads(list(wanted))
-            outcome = (
-                self.store.remove_ads(found["id"].to_numpy())
-                if len(found)
-                else {"keys_removed": 0, "groups_emptied": 0}
-            )
+            gone = found["id"].to_numpy()
+            # Rows stored against a leaving row are stored on their own first.
+            dependents = self.store.dependents(gone) if len(gone) else pd.DataFrame({"id": []})
+            if len(dependents):
+                packer = self._packer()
+                rows, _, raw = self._read_rows(packer, dependents["id"].to_numpy())
+                packed = packer.pack(None, train=False, raw=raw)
+                self.store.update_rows(rows["id"].to_numpy(), packed.rows, [None] * len(rows))
+            outcome = self.store.remove_ads(gone) if len(found) else {"keys_removed": 0, "groups_emptied": 0}
             _sleep_hook()
         return {"removed": len(found), "not_found": int(len(wanted) - len(found)), **outcome}
 
@@ -556,8 +629,9 @@ def _cross_pairs(
     `hub_is_new`) and the (doc, key) rows to store.
     """
     small = hits[~hits["big"]]
-    index_count = small.groupby("key")["ad"].nunique()
-    batch_count = query.groupby("key")["doc"].nunique()
+    # (value_counts over distinct rows: the same counts as groupby-nunique, several times faster)
+    index_count = small[["key", "ad"]].drop_duplicates()["key"].value_counts()
+    batch_count = query["key"].value_counts()  # query holds each (key, doc) once
     total = batch_count.add(index_count, fill_value=0)
     already_big = set(hits.loc[hits["big"], "key"].tolist())
     becoming = total[(total > cap)].index.difference(pd.Index(list(already_big), dtype=np.int64))
@@ -579,7 +653,7 @@ def _cross_pairs(
         .reset_index()
     )
     # Newly big keys: the hub is the oldest index ad holding the key, or the batch's first ad with it.
-    first_doc = query.groupby("key")["doc"].min()
+    first_doc = query[query["key"].isin(becoming_set)].groupby("key")["doc"].min()
     big = pd.DataFrame({"key": np.asarray(sorted(becoming_set), dtype=np.int64)})
     hub_old = star_hubs.reindex(big["key"]).to_numpy()
     big["hub_is_new"] = np.isnan(hub_old)
@@ -603,7 +677,7 @@ def _inner_pairs(gids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.nda
     starts = np.flatnonzero(np.r_[True, sorted_gids[1:] != sorted_gids[:-1]])
     sizes = np.diff(np.r_[starts, len(order)])
     lefts, rights = [], []
-    for size in np.unique(sizes[sizes >= 2]):
+    for size in sorted_unique(sizes[sizes >= 2]):
         block_starts = starts[sizes == size]
         a, b = np.triu_indices(int(size), 1)
         lefts.append(order[(block_starts[:, None] + a[None, :]).ravel()])
@@ -611,6 +685,85 @@ def _inner_pairs(gids: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.nda
     if not lefts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(lefts).astype(np.int64), np.concatenate(rights).astype(np.int64)
+
+
+def _references(
+    new_id: np.ndarray,
+    new_gid: np.ndarray,
+    new_raw: list[bytes],
+    old_id: np.ndarray,
+    old_final_gid: np.ndarray,
+    old_ref: np.ndarray,
+    old_raw: list[bytes],
+) -> tuple[np.ndarray, list[bytes | None]]:
+    """Per new ad, the root row of its group to store it against: (its id or -1, its raw row or None).
+
+    The root of an old group is its oldest member stored on its own (every member of a group a new
+    ad joins was read back); in a new group it is the founding ad, itself stored on its own.
+    """
+    roots = (
+        pd.Series(np.arange(len(old_id)), index=old_id)[old_ref < 0]
+        .groupby(old_final_gid[old_ref < 0])
+        .first()
+    )
+    first = int(new_id[0]) if len(new_id) else 0
+    reference_id = np.full(len(new_id), -1, dtype=np.int64)
+    references: list[bytes | None] = [None] * len(new_id)
+    old_position = roots.reindex(new_gid).to_numpy()
+    for i, (gid, position) in enumerate(zip(new_gid.tolist(), old_position.tolist())):
+        if not np.isnan(position):
+            reference_id[i], references[i] = old_id[int(position)], old_raw[int(position)]
+        elif gid != new_id[i] and gid >= first:
+            reference_id[i], references[i] = gid, new_raw[gid - first]
+    return reference_id, references
+
+
+def _similar_references(
+    n: int,
+    left: np.ndarray,
+    right: np.ndarray,
+    probability: np.ndarray,
+    used: np.ndarray,
+    new_id: np.ndarray,
+    targets: set[int],
+    new_raw: list[bytes],
+    old_id: np.ndarray,
+    old_ref: np.ndarray,
+    old_raw: list[bytes],
+) -> tuple[np.ndarray, list[bytes | None]]:
+    """Per new ad stored on its own, its most probable scored partner stored on its own (or -1/None).
+
+    A partner must stay a root: an old ad with no reference, or an earlier new ad that neither uses
+    a reference nor gets one here. New ads already referred to by their group (`targets`) keep
+    their own storage, so every reference stays one step deep.
+    """
+    pairs = pd.DataFrame(
+        {
+            "i": np.concatenate([left, right[right < n]]),
+            "j": np.concatenate([right, left[right < n]]),
+            "p": np.concatenate([probability, probability[right < n]]),
+        }
+    )
+    pairs = pairs[(pairs["i"] < n) & ((pairs["j"] >= n) | (pairs["j"] < pairs["i"]))]
+    pairs = pairs[
+        ~used[pairs["i"].to_numpy()] & ~pd.Series(new_id).isin(targets).to_numpy()[pairs["i"].to_numpy()]
+    ]
+    old_root = np.r_[old_ref < 0, False]  # (a sentinel, for new partners and no old ads)
+    j = pairs["j"].to_numpy()
+    pairs = pairs[(j < n) | old_root[np.where(j >= n, j - n, len(old_ref))]]
+    pairs = pairs.sort_values(["i", "p"], ascending=[True, False])
+    reference_id = np.full(n, -1, dtype=np.int64)
+    references: list[bytes | None] = [None] * n
+    delta = used.copy()
+    for i, partner in zip(pairs["i"].tolist(), pairs["j"].tolist()):
+        if references[i] is not None or (partner < n and delta[partner]):
+            continue
+        if partner < n:
+            reference_id[i], references[i] = new_id[partner], new_raw[partner]
+        else:
+            reference_id[i], references[i] = old_id[partner - n], old_raw[partner - n]
+        delta[i] = True
+    return reference_id, references
 
 
 def _final_gids(old_gid: np.ndarray, merges: pd.DataFrame) -> np.ndarray:

@@ -1,0 +1,147 @@
+"""The index's storage: key runs, compressed rows, references, names, the schema check."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.index import Index, IndexFileError
+from pipeline.index import store as store_module
+from pipeline.index.rows import ROW_COLUMNS, RowPacker, raw_rows
+from pipeline.index.store import SPACE_KEYS, decode_part, encode_part, open_store
+
+
+@pytest.mark.parametrize("n", [1, 2, 1000])
+def test_key_part_round_trip(n):
+    rng = np.random.default_rng(n)
+    keys = np.sort(rng.integers(0, 1 << 40, n).astype(np.uint64))
+    keys[n // 2 :: 7] = keys[n // 2]  # repeated keys
+    keys = np.sort(keys)
+    ads = rng.integers(5, 5 + 3 * n, n).astype(np.int64)
+    blob, low, high = encode_part(keys, ads)
+    back_keys, back_ads = decode_part(blob, int(keys[0]), low)
+    assert (back_keys == keys).all() and (back_ads == ads).all()
+    assert low == ads.min() and high == ads.max()
+
+
+def _brute(
+    entries: list[tuple[np.ndarray, np.ndarray]], query: np.ndarray, removed: set[int]
+) -> set[tuple[int, int]]:
+    keys = np.concatenate([k for k, _ in entries])
+    ads = np.concatenate([a for _, a in entries])
+    hit = np.isin(keys, query)
+    return {(int(k), int(a)) for k, a in zip(keys[hit], ads[hit]) if int(a) not in removed}
+
+
+def test_key_runs_merge_and_lookup_match_a_plain_scan(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_module, "RUN_BASE", 64)
+    monkeypatch.setattr(store_module, "PART_ENTRIES", 50)
+    store = open_store(tmp_path / "s.jdx")
+    rng = np.random.default_rng(0)
+    entries, removed = [], set()
+    next_ad = 1
+    with store.write(timeout=1):
+        for batch in range(12):
+            n_ads = int(rng.integers(3, 12))
+            ads = np.repeat(np.arange(next_ad, next_ad + n_ads), 4)
+            keys = rng.integers(0, 300, len(ads)).astype(np.uint64)  # small key space: many shared keys
+            next_ad += n_ads
+            store.insert_keys(keys, ads)
+            entries.append((keys, ads))
+            if batch == 5:
+                gone = np.arange(2, 9)
+                store.db.executemany("INSERT INTO removed VALUES (?)", [(int(i),) for i in gone])
+                removed.update(gone.tolist())
+            query = np.unique(rng.integers(0, 300, 80).astype(np.uint64))
+            position, found = store._runs_lookup(SPACE_KEYS, query)
+            assert {(int(query[p]), int(a)) for p, a in zip(position, found)} == _brute(
+                entries, query, removed
+            )
+        runs = store.db.execute("SELECT COUNT(DISTINCT run) FROM key_parts WHERE space = 0").fetchone()[0]
+        assert runs < 12  # runs were merged
+        # Entries of removed ads are dropped by merges; ids no run covers leave the removed list.
+        still = {r[0] for r in store.db.execute("SELECT id FROM removed")}
+        assert still <= removed
+    store.close()
+
+
+def test_rows_round_trip_with_dictionary_drift_and_references(test_ads):
+    ads = test_ads.reset_index(drop=True)
+    swapped = ads.copy()  # a "new language": the same ads with letters swapped
+    table = str.maketrans("etaoinsrhlETAOINSRHL", "aoinsrhletAOINSRHLET")
+    for column in ("description", "title", "company"):
+        swapped[column] = swapped[column].map(lambda t: t.translate(table) if isinstance(t, str) else t)
+    stored: dict[int, bytes] = {}
+    packer = RowPacker(stored.__getitem__)
+    first = packer.pack(ads, seed=3)
+    assert len(first.dictionaries) == 1  # the first batch large enough trains one
+    mixed = pd.concat([ads.iloc[:300], swapped], ignore_index=True)
+    second = packer.pack(mixed, seed=3)
+    assert len(second.dictionaries) == 1  # the swapped ads drifted: a dictionary of their own
+    third = packer.pack(ads.iloc[300:], seed=3)
+    assert not third.dictionaries  # back to the first "language": its dictionary is still there
+    for dict_id, data, _ in first.dictionaries + second.dictionaries:
+        stored[dict_id] = data
+    rows = first.rows + second.rows + third.rows
+    raw = raw_rows(pd.concat([ads, mixed, ads.iloc[300:]], ignore_index=True))
+    # Ad i+1 stored against ad i (a reference row) where that is smaller; references must be roots.
+    with_refs = RowPacker(stored.__getitem__, packer.recent).pack(
+        None, [None] + raw[:-1], train=False, raw=raw
+    )
+    assert not with_refs.dictionaries
+    positions = [i - 1 if used else None for i, used in enumerate(with_refs.uses_reference)]
+    assert any(p is not None for p in positions)
+    blobs = list(with_refs.rows)
+    for i, p in enumerate(positions):
+        if p is not None and positions[p] is not None:
+            blobs[i], positions[i] = rows[i], None
+    frame, back = RowPacker(stored.__getitem__).unpack(blobs, positions)
+    assert back == raw
+    assert frame["title"].tolist() == [json.loads(r)[ROW_COLUMNS.index("title")] for r in raw]
+
+
+def test_references_removal_names_and_readding(tmp_path, default_model, test_ads, test_labels):
+    path = tmp_path / "ads.jdx"
+    sizes = test_labels.groups["group_id"].value_counts()
+    big = test_labels.groups[test_labels.groups["group_id"].isin(sizes[sizes >= 3].index)]
+    with Index.open(path) as index:
+        result = index.add(test_ads, default_model)
+        assert result.report["rows_stored_against_reference"] > 0
+        assert result.report["dictionaries_trained"] == 1
+        before = index.groups().set_index("ad_id")
+        # Remove the founding ad of a group of 3+ whose other rows are stored against it.
+        store = index.store
+        refs = store.db.execute("SELECT ref, COUNT(*) FROM ads WHERE ref IS NOT NULL GROUP BY ref").fetchall()
+        root = max(refs, key=lambda r: r[1])[0]
+        root_ad = store.rows(np.asarray([root]))["ad_id"].iloc[0]
+        group = before.loc[root_ad, "group_id"]
+        members = before.index[before["group_id"] == group].tolist()
+        outcome = index.remove([root_ad])
+        assert outcome["removed"] == 1 and outcome["keys_removed"] > 0
+        after = index.groups().set_index("ad_id")
+        assert set(after.index) == set(before.index) - {root_ad}
+        assert (after.loc[[m for m in members if m != root_ad], "group_id"] == group).all()  # name kept
+        assert store.db.execute("SELECT COUNT(*) FROM ads WHERE ref = ?", (root,)).fetchone()[0] == 0
+        # The rest of the group still reads back, and the removed ad comes back into its old group.
+        again = index.add(test_ads[test_ads["ad_id"] == root_ad], default_model)
+        assert again.groups["group_id"].iloc[0] == group
+        assert again.groups["existing_group"].iloc[0]
+        skipped = index.add(test_ads, default_model)
+        assert skipped.report["new_ads"] == 0
+    assert len(big)  # the bundled labels have groups of 3+
+
+
+def test_old_index_file_is_refused_clearly(tmp_path):
+    path = tmp_path / "old.jdx"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("""INSERT INTO meta VALUES ('format', '"jobdedup.index"'), ('format_version', '1')""")
+    db.commit()
+    db.close()
+    for read_only in (False, True):
+        with pytest.raises(IndexFileError, match="storage schema 1 .*reads schema 2.*new --index file"):
+            Index.open(path, read_only=read_only)
