@@ -19,7 +19,7 @@ from typing import Any
 from models.persistence import ModelFileError
 from pipeline.config import Config
 from pipeline.errors import JobdedupError
-from pipeline.io import read_ads, read_labels, write_table
+from pipeline.io import read_ads, read_ads_streamed, read_labels, write_table
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "default" / "model.json"
 BUNDLED_DATA = Path(__file__).resolve().parent.parent / "data"
@@ -260,8 +260,12 @@ def cmd_dedup(args: argparse.Namespace) -> int:
 
         return cmd_dedup_spark(args)
     model = _load_model(args)
-    # No reference to the ads is kept here, so their descriptions are freed once prepared.
-    result = model.run(read_ads(args.ads, model.config.max_description_chars), keep_text=False)
+    # Descriptions are read slice by slice as they are prepared (a million ads' texts never sit
+    # in memory at once) and not kept.
+    ads, descriptions = read_ads_streamed(
+        args.ads, model.config.max_description_chars, model.config.chunk_size
+    )
+    result = model.run(ads, keep_text=False, descriptions=descriptions)
     _write_outputs(result.pairs, result.groups, args.out)
     if args.format == "eurostat":
         from pipeline.eurostat import write_eurostat

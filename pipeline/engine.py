@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,17 +163,21 @@ class Deduplicator:
             return np.zeros(0)
         return self.predict_proba(build_pair_features(batch.inputs, left, right, self.config.jobs))[:, 1]
 
-    def run(self, ads: pd.DataFrame, keep_text: bool = True) -> DedupResult:
+    def run(
+        self, ads: pd.DataFrame, keep_text: bool = True, descriptions: Iterable[pd.Series] | None = None
+    ) -> DedupResult:
         """Deduplicate a batch and keep every intermediate result.
 
         With `keep_text=False` the descriptions are dropped from `result.batch.ads` once the batch
         is prepared: a million ads then need ~3 GB less, if the caller holds no other reference
-        to `ads` (reports, explanations and the labelling loop need the texts).
+        to `ads` (reports, explanations and the labelling loop need the texts). With
+        `descriptions` (`ads` then has no description column; see `pipeline.io.read_ads_streamed`)
+        the texts arrive slice by slice as they are prepared and are not kept at all.
         """
         progress = Progress(self.config.show_progress)
         with progress.stage("prepare", total=len(ads), unit="ads") as bar:
-            batch = prepare_batch(ads, self.config, self.boilerplate_, on_slice=bar.update)
-        if not keep_text:
+            batch = prepare_batch(ads, self.config, self.boilerplate_, bar.update, descriptions)
+        if not keep_text and "description" in batch.ads.columns:
             del ads
             batch = dataclasses.replace(batch, ads=batch.ads.drop(columns=["description"]))
             pa.default_memory_pool().release_unused()

@@ -19,6 +19,7 @@ import contextlib
 import csv
 import gzip
 import io
+import itertools
 import json
 import os
 import re
@@ -553,11 +554,13 @@ def _read_json(data: bytes, p: Path) -> tuple[pd.DataFrame, int]:
 # Parquet
 
 
-def _read_parquet(p: Path) -> pd.DataFrame:
+def _read_parquet(p: Path, skip: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A Parquet file as text columns (without the columns in `skip`)."""
     try:
         if p.is_file() and p.stat().st_size == 0:
             raise InputError(f"{p}: the file is empty (0 bytes); expected a Parquet file.", path=str(p))
-        table = pq.read_table(p)
+        names = pq.read_schema(p).names if skip else None
+        table = pq.read_table(p, columns=[n for n in names if n not in skip] if names else None)
         # Decompression buffers are freed but kept by Arrow's allocator: hand them back (a 1 GB
         # file otherwise holds twice its decoded size).
         pa.default_memory_pool().release_unused()
@@ -616,6 +619,86 @@ def read_ads(path: str | os.PathLike[str], max_description_chars: int = 100_000)
     """
     df = read_table(path)
     return validate_ads(df, source=str(path), max_description_chars=max_description_chars)
+
+
+def read_ads_streamed(
+    path: str | os.PathLike[str], max_description_chars: int = 100_000, chunk_size: int = 50_000
+) -> tuple[pd.DataFrame, Iterator[pd.Series]]:
+    """`read_ads` for large batches: the ads without descriptions, and the descriptions slice by slice.
+
+    From a Parquet file the descriptions are read as they are consumed, `chunk_size` rows at a
+    time in file order, so a million ads' texts (~3 GB) are never all in memory; each slice is
+    checked as `read_ads` checks the column (cast to text, cut at `max_description_chars`, one
+    warning with the total after the last slice). Other formats are read whole and sliced.
+
+    Returns:
+        (ads validated as by `read_ads`, without the `description` column; an iterator of
+        `string` Series of `chunk_size` rows (the last one shorter), together `len(ads)` rows).
+
+    Example:
+        >>> ads, texts = read_ads_streamed("ads.parquet", chunk_size=50_000)  # doctest: +SKIP
+        >>> sum(len(t) for t in texts) == len(ads)  # doctest: +SKIP
+        True
+    """
+    p = Path(path)
+    if _format_of(p)[0] != "parquet" or not p.is_file() or p.stat().st_size == 0:
+        ads = read_ads(p, max_description_chars)
+        texts = ads.pop("description")
+        return ads, (texts.iloc[i : i + chunk_size] for i in range(0, len(texts), chunk_size))
+    try:
+        names = pq.read_schema(p).names
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{p}: not a readable Parquet file ({exc}); check that it was written completely.", path=str(p)
+        ) from exc
+    if "description" not in names:
+        read_ads(p, max_description_chars)  # raises the contract's error for the missing column
+    df = _read_parquet(p, skip=("description",))
+    df.insert(min(1, len(df.columns)), "description", pd.Series(pd.NA, index=df.index, dtype=STRING))
+    ads = validate_ads(df, source=str(p), max_description_chars=max_description_chars).drop(
+        columns="description"
+    )
+    return ads, _parquet_descriptions(p, len(ads), max_description_chars, chunk_size)
+
+
+def _parquet_descriptions(p: Path, n_rows: int, max_chars: int, chunk_size: int) -> Iterator[pd.Series]:
+    """The description column of a Parquet file in slices of exactly `chunk_size` rows (see above)."""
+    pending: list[pa.Array] = []
+    held, cut, done = 0, 0, 0
+    batches = pq.ParquetFile(p).iter_batches(batch_size=chunk_size, columns=["description"])
+    for batch in itertools.chain(batches, [None]):  # None: flush what is left
+        if batch is not None:
+            pending.append(batch.column(0))
+            held += batch.num_rows
+        while held >= chunk_size or (batch is None and held):
+            column = pa.chunked_array(pending).combine_chunks() if len(pending) > 1 else pending[0]
+            size = min(chunk_size, held)
+            piece, rest = column.slice(0, size), column.slice(size)
+            pending, held = ([rest] if len(rest) else []), held - size
+            if not (pa.types.is_string(piece.type) or pa.types.is_large_string(piece.type)):
+                piece = _arrow_to_text(pa.chunked_array([piece]))
+            texts = _to_frame(pa.table({"description": piece}))["description"]
+            too_long = (texts.str.len() > max_chars).fillna(False).to_numpy(dtype=bool)
+            if too_long.any():
+                cut += int(too_long.sum())
+                texts = texts.copy()
+                texts[too_long] = texts[too_long].str.slice(0, max_chars)
+            texts.index = pd.RangeIndex(done, done + size)
+            done += size
+            yield texts
+        pa.default_memory_pool().release_unused()
+    if done != n_rows:
+        raise InputError(
+            f"{p}: the file changed while it was read ({done} descriptions for {n_rows} ads).", path=str(p)
+        )
+    if cut:
+        warnings.warn(
+            InputWarning(
+                f"{p}: {cut} ad(s) have descriptions longer than {max_chars} characters; they were "
+                f"cut to {max_chars} (raise max_description_chars to keep more)."
+            ),
+            stacklevel=2,
+        )
 
 
 def validate_ads(

@@ -7,7 +7,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -116,6 +116,7 @@ def prepare_batch(
     config: Config,
     known_boilerplate: np.ndarray,
     on_slice: Callable[[int], object] | None = None,
+    descriptions: Iterable[pd.Series] | None = None,
 ) -> PreparedBatch:
     """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what the batch shows.
 
@@ -124,17 +125,24 @@ def prepare_batch(
     `on_slice(n)` is called as each slice is done); corpus boilerplate is found per slice (a
     slice of 50,000 ads shows any blurb an employer posts with three titles), so the result
     depends only on the (fixed) slice size, not on the number of processes.
+
+    `descriptions` (e.g. from `pipeline.io.read_ads_streamed`) gives the texts slice by slice
+    (`config.chunk_size` rows each, in order) instead of `ads["description"]`: each is taken
+    only when its slice is handed to a worker, so the batch's texts are never all in memory.
     """
     ads = ads.reset_index(drop=True)
+    columns = FIELD_SOURCE_COLUMNS if descriptions is not None else ("description", *FIELD_SOURCE_COLUMNS)
     needed = pd.DataFrame(
         {
             c: ads[c] if c in ads.columns else pd.Series(pd.NA, index=ads.index, dtype="string")
-            for c in ("description", *FIELD_SOURCE_COLUMNS)
+            for c in columns
         }
     )
     starts = range(0, max(len(ads), 1), config.chunk_size)
-    slices = [needed.iloc[start : start + config.chunk_size] for start in starts]
-    if len(slices) > 1 and config.jobs > 1:
+    slices: Iterable[pd.DataFrame] = (needed.iloc[start : start + config.chunk_size] for start in starts)
+    if descriptions is not None:
+        slices = _with_descriptions(slices, descriptions)
+    if len(starts) > 1 and config.jobs > 1:
         # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes.
         parallel = Parallel(n_jobs=config.jobs, backend="loky", return_as="generator")
         prepared = parallel(delayed(_prepare_chunk)(part, config, known_boilerplate, 1) for part in slices)
@@ -161,6 +169,21 @@ def prepare_batch(
         batch_boilerplate=merge_block_sets(*_take(parts, "boilerplate")),
         status=pd.concat(_take(parts, "status"), ignore_index=True),
     )
+
+
+def _with_descriptions(
+    slices: Iterable[pd.DataFrame], descriptions: Iterable[pd.Series]
+) -> Iterator[pd.DataFrame]:
+    """Each slice of field columns with its descriptions, checked to have the same rows."""
+    texts = iter(descriptions)
+    for part in slices:
+        text = next(texts, None)
+        if text is None or len(text) != len(part):
+            got = "none" if text is None else f"{len(text):,}"
+            raise ValueError(f"descriptions: expected a slice of {len(part):,} rows, got {got}")
+        yield part.assign(description=text.set_axis(part.index))
+    if next(texts, None) is not None:
+        raise ValueError("descriptions: more slices than ads")
 
 
 def _take(parts: list[dict[str, object]], name: str) -> list:

@@ -109,6 +109,20 @@ def test_default_model_is_used_when_model_is_left_out(tmp_path):
     assert (tmp_path / "out" / "groups.parquet").exists()
 
 
+def test_dedup_of_parquet_streams_texts_and_matches_csv(tmp_path):
+    """Parquet descriptions are read slice by slice; the outputs equal those of the same ads as CSV."""
+    ads, _ = _subset(tmp_path, n_groups=25)
+    ads.to_parquet(tmp_path / "ads.parquet", row_group_size=7)
+    for name in ("ads.csv", "ads.parquet"):
+        argv = ["dedup", "--ads", str(tmp_path / name), "--out", str(tmp_path / name.replace(".", "_"))]
+        assert main([*argv, "--quiet"]) == 0
+    for output in ("pairs.parquet", "groups.parquet"):
+        from_csv = pd.read_parquet(tmp_path / "ads_csv" / output)
+        from_parquet = pd.read_parquet(tmp_path / "ads_parquet" / output)
+        pd.testing.assert_frame_equal(from_csv, from_parquet)
+    assert len(pd.read_parquet(tmp_path / "ads_parquet" / "groups.parquet")) == len(ads)
+
+
 def test_console_script_runs_in_a_subprocess(tmp_path):
     _subset(tmp_path, n_groups=15)
     done = subprocess.run(
