@@ -47,7 +47,7 @@ lint: $(STAMP)
 clean:
 	rm -rf out .pytest_cache
 
-## bench: throughput and memory at 10k and 100k ads beside datasketch (needs ../shared; `make labels` first)
+## bench: throughput and memory at 10k, 100k and 1M ads beside datasketch (needs ../shared; ~12 min on 2 cores)
 bench: $(STAMP)
 	test -f out/labels_full/test_ads.parquet || $(MAKE) labels
-	$(BIN)/python -m benchmarks.bench --sizes 10000 100000
+	$(BIN)/python -m benchmarks.bench --sizes 10000 100000 1000000 --plot benchmarks/scaling.png

@@ -13,8 +13,10 @@ number of same-title ads per city (those buckets are capped at `max_bucket_size`
 Earlier versions changed only Latin letters: short titles and company names, every phone number
 and all Hebrew, Cyrillic and CJK ads then repeated in all 91 replicas of a million-ad corpus, so
 buckets grew with the corpus (16-27 times the candidate pairs of 100,000 ads at 1,000,000).
+Version 2 mapped letters across storage widths (an ASCII letter to a Polish one): replica texts
+were ~40 % larger in UTF-8 and twice as large as Python strings, which inflated time and memory.
 
-Run: .venv/bin/python -m benchmarks.corpus --size 100000   (writes out/bench/ads_100000.parquet)
+Run: .venv/bin/python -m benchmarks.corpus --size 100000   (writes out/bench/ads_100000_v3.parquet)
 """
 
 from __future__ import annotations
@@ -31,16 +33,20 @@ ROOT = Path(__file__).resolve().parent.parent
 LABELLED = ROOT / "out" / "labels_full"
 OUT = ROOT / "out" / "bench"
 TEXT_COLUMNS = ["description", "title", "company", "contact"]
+CORPUS_VERSION = 3  # 3: substitutions keep each letter's storage width (2: every script, 1: Latin only)
 
 
 def _letter_groups(ads: pd.DataFrame) -> list[list[str]]:
     """The lower-case (or caseless) letters of the base texts, grouped by script (first word of the
-    Unicode name: LATIN, HEBREW, CJK, CYRILLIC...), so a substitution keeps every script a script."""
+    Unicode name: LATIN, HEBREW, CJK, CYRILLIC...) and by storage width (UTF-8 bytes, and whether
+    CPython stores it in one byte), so a substitution keeps every script a script and every text
+    its size in bytes and in memory: ASCII letters stay ASCII."""
     seen = set().union(*(set("".join(ads[c].dropna().astype(str))) for c in TEXT_COLUMNS))
-    groups: dict[str, list[str]] = {}
+    groups: dict[tuple[str, int, bool], list[str]] = {}
     for char in sorted(seen):
         if char.isalpha() and char == char.lower():
-            groups.setdefault(unicodedata.name(char, "?").split(" ")[0], []).append(char)
+            script = unicodedata.name(char, "?").split(" ")[0]
+            groups.setdefault((script, len(char.encode()), ord(char) < 0x100), []).append(char)
     return list(groups.values())
 
 
@@ -96,7 +102,7 @@ def build(size: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def corpus_path(size: int) -> Path:
     """Where the corpus of this size is cached."""
-    return OUT / f"ads_{size}.parquet"
+    return OUT / f"ads_{size}_v{CORPUS_VERSION}.parquet"
 
 
 def ensure(size: int) -> Path:
@@ -106,7 +112,9 @@ def ensure(size: int) -> Path:
         ads, labels = build(size)
         path.parent.mkdir(parents=True, exist_ok=True)
         ads.to_parquet(path, index=False, compression="zstd")
-        labels.to_parquet(path.with_name(f"labels_{size}.parquet"), index=False, compression="zstd")
+        labels.to_parquet(
+            path.with_name(path.name.replace("ads_", "labels_", 1)), index=False, compression="zstd"
+        )
     return path
 
 
