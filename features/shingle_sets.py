@@ -50,12 +50,20 @@ class ShingleSets:
         return cls(indptr=indptr, values=values.astype(np.uint32))
 
     @classmethod
-    def concatenate(cls, parts: list[ShingleSets]) -> ShingleSets:
-        """The rows of several collections, one after the other."""
-        offsets = np.cumsum([0] + [len(p.values) for p in parts[:-1]])
-        indptr = np.concatenate([[0]] + [p.indptr[1:] + off for p, off in zip(parts, offsets)])
-        values = np.concatenate([p.values for p in parts]) if parts else np.zeros(0, np.uint32)
-        return cls(indptr=indptr.astype(np.int64), values=values.astype(np.uint32, copy=False))
+    def concatenate(cls, parts: list[ShingleSets], consume: bool = False) -> ShingleSets:
+        """The rows of several collections, one after the other.
+
+        With `consume`, `parts` is emptied as each part is copied, so memory holds the result and
+        one part at a time rather than every part and the result (a million ads' sets are GBs).
+        """
+        values = np.empty(sum(len(p.values) for p in parts), dtype=np.uint32)
+        indptr = np.zeros(sum(len(p) for p in parts) + 1, dtype=np.int64)
+        at, row = 0, 0
+        for part in (parts.pop(0) for _ in range(len(parts))) if consume else parts:
+            values[at : at + len(part.values)] = part.values
+            indptr[row + 1 : row + 1 + len(part)] = part.indptr[1:] + at
+            at, row = at + len(part.values), row + len(part)
+        return cls(indptr=indptr, values=values)
 
     def subset(self, rows: np.ndarray) -> ShingleSets:
         """The sets of the given ads, in that order."""

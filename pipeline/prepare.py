@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from joblib.externals.loky import get_reusable_executor
 
 from features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from features.pairs import PairInputs
@@ -154,11 +155,14 @@ def prepare_batch(
         if on_slice is not None:
             on_slice(len(part.words))
     del part  # the slices' arrays are now only referenced from `parts`, taken one by one below
+    if len(starts) > 1 and config.jobs > 1:
+        # Idle workers would keep ~1 GB each (their allocators' freed memory) until loky's timeout.
+        get_reusable_executor().shutdown(wait=True)
     inputs = PairInputs(
         fields=pd.concat(_take(parts, "fields"), ignore_index=True),
-        full=ShingleSets.concatenate(_take(parts, "full")),
-        core=ShingleSets.concatenate(_take(parts, "core")),
-        numbers=ShingleSets.concatenate(_take(parts, "numbers")),
+        full=ShingleSets.concatenate(_take(parts, "full"), consume=True),
+        core=ShingleSets.concatenate(_take(parts, "core"), consume=True),
+        numbers=ShingleSets.concatenate(_take(parts, "numbers"), consume=True),
         signatures=np.concatenate(_take(parts, "signatures")),
         words=np.concatenate(_take(parts, "words")),
         core_words=np.concatenate(_take(parts, "core_words")),

@@ -7,6 +7,7 @@ from datasketch import MinHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks
 from pipeline.sketch import minhash_signatures, shingle_sets, tokenize
 
@@ -90,3 +91,19 @@ def test_windows_join_the_words_around_a_dropped_block():
     core = shingle_sets(tokens.word_hash, tokens.doc_ptr, 4, keep=keep)
     assert core.row(0).tolist() == core.row(1).tolist()
     assert core.sizes.tolist() == [1, 1]
+
+
+@given(st.lists(st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=6), max_size=4), max_size=5))
+@settings(max_examples=60, deadline=None)
+def test_concatenating_sets_keeps_every_row_in_order(parts_rows):
+    parts = [ShingleSets.from_lists(rows) for rows in parts_rows]
+    expected = [row for part in parts for row in _rows(part)]
+    consumed = list(parts)
+    joined = ShingleSets.concatenate(consumed, consume=True)
+    assert consumed == []  # emptied as it was copied
+    assert _rows(joined) == expected == _rows(ShingleSets.concatenate(parts))
+    assert joined.values.dtype == np.uint32 and joined.indptr.dtype == np.int64
+
+
+def _rows(sets: ShingleSets) -> list[list[int]]:
+    return [sets.values[sets.indptr[k] : sets.indptr[k + 1]].tolist() for k in range(len(sets))]
