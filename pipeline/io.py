@@ -554,13 +554,12 @@ def _read_json(data: bytes, p: Path) -> tuple[pd.DataFrame, int]:
 # Parquet
 
 
-def _read_parquet(p: Path, skip: tuple[str, ...] = ()) -> pd.DataFrame:
-    """A Parquet file as text columns (without the columns in `skip`)."""
+def _read_parquet(p: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """A Parquet file as text columns (only `columns`, if given)."""
     try:
         if p.is_file() and p.stat().st_size == 0:
             raise InputError(f"{p}: the file is empty (0 bytes); expected a Parquet file.", path=str(p))
-        names = pq.read_schema(p).names if skip else None
-        table = pq.read_table(p, columns=[n for n in names if n not in skip] if names else None)
+        table = pq.read_table(p, columns=columns)
         # Decompression buffers are freed but kept by Arrow's allocator: hand them back (a 1 GB
         # file otherwise holds twice its decoded size).
         pa.default_memory_pool().release_unused()
@@ -653,7 +652,7 @@ def read_ads_streamed(
         ) from exc
     if "description" not in names:
         read_ads(p, max_description_chars)  # raises the contract's error for the missing column
-    df = _read_parquet(p, skip=("description",))
+    df = _read_parquet(p, columns=[name for name in names if name != "description"])
     df.insert(min(1, len(df.columns)), "description", pd.Series(pd.NA, index=df.index, dtype=STRING))
     ads = validate_ads(df, source=str(p), max_description_chars=max_description_chars).drop(
         columns="description"
@@ -678,11 +677,8 @@ def _parquet_descriptions(p: Path, n_rows: int, max_chars: int, chunk_size: int)
             if not (pa.types.is_string(piece.type) or pa.types.is_large_string(piece.type)):
                 piece = _arrow_to_text(pa.chunked_array([piece]))
             texts = _to_frame(pa.table({"description": piece}))["description"]
-            too_long = (texts.str.len() > max_chars).fillna(False).to_numpy(dtype=bool)
-            if too_long.any():
-                cut += int(too_long.sum())
-                texts = texts.copy()
-                texts[too_long] = texts[too_long].str.slice(0, max_chars)
+            texts, n_cut = _cut_long(texts, max_chars)
+            cut += n_cut
             texts.index = pd.RangeIndex(done, done + size)
             done += size
             yield texts
@@ -692,13 +688,27 @@ def _parquet_descriptions(p: Path, n_rows: int, max_chars: int, chunk_size: int)
             f"{p}: the file changed while it was read ({done} descriptions for {n_rows} ads).", path=str(p)
         )
     if cut:
-        warnings.warn(
-            InputWarning(
-                f"{p}: {cut} ad(s) have descriptions longer than {max_chars} characters; they were "
-                f"cut to {max_chars} (raise max_description_chars to keep more)."
-            ),
-            stacklevel=2,
-        )
+        _warn_cut(str(p), cut, max_chars)
+
+
+def _cut_long(description: pd.Series, max_chars: int) -> tuple[pd.Series, int]:
+    """Descriptions longer than `max_chars` cut to that length (a copy if any), and how many were."""
+    too_long = (description.str.len() > max_chars).fillna(False).to_numpy(dtype=bool)
+    n_cut = int(too_long.sum())
+    if n_cut:
+        description = description.copy()
+        description[too_long] = description[too_long].str.slice(0, max_chars)
+    return description, n_cut
+
+
+def _warn_cut(source: str, n_cut: int, max_chars: int) -> None:
+    warnings.warn(
+        InputWarning(
+            f"{source}: {n_cut} ad(s) have descriptions longer than {max_chars} characters; they were "
+            f"cut to {max_chars} (raise max_description_chars to keep more)."
+        ),
+        stacklevel=4,
+    )
 
 
 def validate_ads(
@@ -777,22 +787,9 @@ def validate_ads(
             values = columns[name]
             columns[name] = values.mask(_blank(values))
 
-    description = columns["description"]
-    lengths = description.str.len()
-    too_long = (lengths > max_description_chars).fillna(False).to_numpy(dtype=bool)
-    n_cut = int(too_long.sum())
+    columns["description"], n_cut = _cut_long(columns["description"], max_description_chars)
     if n_cut:
-        description = description.copy()
-        description[too_long] = description[too_long].str.slice(0, max_description_chars)
-        columns["description"] = description
-        warnings.warn(
-            InputWarning(
-                f"{source}: {n_cut} ad(s) have descriptions longer than {max_description_chars} "
-                f"characters; they were cut to {max_description_chars} (raise max_description_chars "
-                "to keep more)."
-            ),
-            stacklevel=2,
-        )
+        _warn_cut(source, n_cut, max_description_chars)
 
     out = pd.DataFrame({name: s.reset_index(drop=True) for name, s in columns.items()})
     extras = [c for c in df.columns if c not in ADS_COLUMNS]

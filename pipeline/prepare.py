@@ -143,7 +143,8 @@ def prepare_batch(
     slices: Iterable[pd.DataFrame] = (needed.iloc[start : start + config.chunk_size] for start in starts)
     if descriptions is not None:
         slices = _with_descriptions(slices, descriptions)
-    if len(starts) > 1 and config.jobs > 1:
+    in_processes = len(starts) > 1 and config.jobs > 1
+    if in_processes:
         # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes.
         parallel = Parallel(n_jobs=config.jobs, backend="loky", return_as="generator")
         prepared = parallel(delayed(_prepare_chunk)(part, config, known_boilerplate, 1) for part in slices)
@@ -155,7 +156,7 @@ def prepare_batch(
         if on_slice is not None:
             on_slice(len(part.words))
     del part  # the slices' arrays are now only referenced from `parts`, taken one by one below
-    if len(starts) > 1 and config.jobs > 1:
+    if in_processes:
         # Idle workers would keep ~1 GB each (their allocators' freed memory) until loky's timeout.
         get_reusable_executor().shutdown(wait=True)
     inputs = PairInputs(

@@ -385,6 +385,11 @@ class SqliteStore:
         placeholders = ", ".join("?" * (columns.count(",") + 1))
         self.db.executemany(f"INSERT OR IGNORE INTO temp.{name} VALUES ({placeholders})", rows)
 
+    def _id_table(self, name: str, column: str, ids: np.ndarray) -> None:
+        """A temp table `name` holding the distinct integer `ids` as its primary key `column`."""
+        distinct = sorted_unique(np.asarray(ids, dtype=np.int64)).tolist()
+        self._temp(name, f"{column} INTEGER PRIMARY KEY", ((i,) for i in distinct))
+
     def _ad_ids(self, ids: np.ndarray) -> np.ndarray:
         """ad_id strings of internal ids (removed ads' too: the lists are never rewritten)."""
         ids = np.asarray(ids, dtype=np.int64)
@@ -566,14 +571,14 @@ class SqliteStore:
         return frame.astype({"key": np.int64, "doc": np.int64, "lsh": bool, "ad": np.int64, "big": bool})
 
     def gids(self, ids: np.ndarray) -> pd.DataFrame:
-        self._temp("want_gids_of", "id INTEGER PRIMARY KEY", ((int(i),) for i in sorted_unique(ids)))
+        self._id_table("want_gids_of", "id", ids)
         found = self.db.execute(
             "SELECT a.id, a.gid FROM temp.want_gids_of w JOIN ads a ON a.id = w.id ORDER BY a.id"
         ).fetchall()
         return pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
 
     def group_members(self, gids: np.ndarray) -> pd.DataFrame:
-        self._temp("want_gids", "gid INTEGER PRIMARY KEY", ((int(g),) for g in sorted_unique(gids)))
+        self._id_table("want_gids", "gid", gids)
         found = self.db.execute(
             "SELECT a.id, a.gid FROM temp.want_gids w JOIN ads a ON a.gid = w.gid"
         ).fetchall()
@@ -581,7 +586,7 @@ class SqliteStore:
 
     def rows(self, ids: np.ndarray) -> pd.DataFrame:
         """id, ad_id, gid, ref (id of the reference row or -1), row — in id order."""
-        self._temp("want_rows", "id INTEGER PRIMARY KEY", ((int(i),) for i in sorted_unique(ids)))
+        self._id_table("want_rows", "id", ids)
         found = self.db.execute(
             "SELECT a.id, a.gid, COALESCE(a.ref, -1), a.row FROM temp.want_rows w JOIN ads a ON a.id = w.id "
             "ORDER BY a.id"
@@ -594,7 +599,7 @@ class SqliteStore:
     def group_names(self, gids: np.ndarray) -> pd.Series:
         gids = sorted_unique(np.asarray(gids, dtype=np.int64))
         names = pd.Series(self._ad_ids(gids), index=gids, dtype=object)
-        self._temp("want_names", "gid INTEGER PRIMARY KEY", ((int(g),) for g in gids))
+        self._id_table("want_names", "gid", gids)
         for gid, name in self.db.execute(
             "SELECT g.gid, g.name FROM temp.want_names w JOIN groups g ON g.gid = w.gid"
         ):
@@ -602,7 +607,7 @@ class SqliteStore:
         return names
 
     def group_sizes(self, gids: np.ndarray) -> pd.Series:
-        self._temp("want_sizes", "gid INTEGER PRIMARY KEY", ((int(g),) for g in sorted_unique(gids)))
+        self._id_table("want_sizes", "gid", gids)
         found = self.db.execute(
             "SELECT w.gid, COUNT(a.id) FROM temp.want_sizes w JOIN ads a ON a.gid = w.gid GROUP BY w.gid"
         ).fetchall()
@@ -698,7 +703,7 @@ class SqliteStore:
 
     def dependents(self, ids: np.ndarray) -> pd.DataFrame:
         """id, ref of the ads (not in `ids`) whose rows are stored against one of `ids`."""
-        self._temp("refd", "id INTEGER PRIMARY KEY", ((int(i),) for i in sorted_unique(ids)))
+        self._id_table("refd", "id", ids)
         found = self.db.execute(
             "SELECT a.id, a.ref FROM temp.refd r JOIN ads a ON a.ref = r.id "
             "WHERE a.ref IS NOT NULL AND a.id NOT IN (SELECT id FROM temp.refd)"
@@ -712,7 +717,7 @@ class SqliteStore:
         entries stay in the runs, filtered out, until the run is merged.
         """
         ids = sorted_unique(np.asarray(ids, dtype=np.int64))
-        self._temp("gone", "id INTEGER PRIMARY KEY", ((int(i),) for i in ids))
+        self._id_table("gone", "id", ids)
         gone = self.db.execute("SELECT a.id, a.gid FROM temp.gone g JOIN ads a ON a.id = g.id").fetchall()
         gids = sorted({gid for _, gid in gone})
         founders = [i for i, gid in gone if i == gid]
