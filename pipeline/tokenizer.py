@@ -1,20 +1,25 @@
-"""Compiled tokenising of a whole batch: UTF-8 bytes → case-folded word hashes, line breaks, sentence ends.
+"""Compiled tokenising of a whole batch: UTF-8 bytes → case-folded word hashes and their blocks.
 
-`tokenize_utf8` reproduces, in one compiled pass per document (documents in parallel), what the
-regex `\\w+|[.!?;:](?=\\s)|\\n` finds in `text.casefold()` with invisible marks removed: the
-Unicode classes (`\\w`, `\\d`, `\\s`) and the case folding come from tables built once per process
-from Python's own `str` methods, so the compiled loop agrees with Python's regex module on every
-code point. Markup stripping and NFKC stay in Python (`pipeline.sketch.text_bytes`), applied only
-to the texts that need them.
+`tokenize_utf8` reproduces, in one compiled pass per document (documents in parallel), the words
+of the regex `\\w+|[.!?;:](?=\\s)|\\n` in `text.casefold()` with invisible marks removed, and
+groups them into blocks (lines; sentences of long lines) as it goes: the Unicode classes (`\\w`,
+`\\d`, `\\s`) and the case folding come from tables built once per process from Python's own
+`str` methods, so the compiled loop agrees with Python's regex module on every code point.
+Markup stripping and NFKC stay in Python (`pipeline.sketch.kernel_input`), applied only to the
+texts that need them.
+
+Output arrays are sized before reading by a cheap pass over the bytes that bounds each
+document's words and blocks (`_bounds`), so each document is read once (no counting pass) and
+the regions are then moved together in place.
 
 A word's hash is FNV-1a over its folded code points followed by the murmur3 64-bit finaliser:
 stable across runs, machines and processes (no Python `hash`), documented in README.
 
 Example:
     >>> data, offsets = utf8_buffer(["Hello, World.\\nbye"])
-    >>> t = tokenize_utf8(data, offsets)
-    >>> t.kind.tolist()  # 0 word, 1 sentence end, 2 line break
-    [0, 0, 1, 2, 0]
+    >>> words = tokenize_utf8(data, offsets, long_line_words=50, multipliers=np.ones(1, np.uint64))
+    >>> words.doc_ptr.tolist(), words.word_block.tolist()  # 3 words; blocks: 2 lines
+    ([0, 3], [0, 0, 1])
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-WORD_KIND, SENTENCE_END_KIND, NEWLINE_KIND = 0, 1, 2
 _INVISIBLE = (
     "\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
     + "".join(chr(c) for c in range(0x2060, 0x206A))
@@ -74,16 +78,6 @@ def code_point_tables() -> CodePointTables:
     )
 
 
-@dataclass(frozen=True)
-class TokenStream:
-    """Tokens of many documents, flat: document d owns tokens ptr[d]:ptr[d+1]."""
-
-    hash: np.ndarray  # uint64 word hash (0 for markers)
-    kind: np.ndarray  # uint8: WORD_KIND, SENTENCE_END_KIND or NEWLINE_KIND
-    is_number: np.ndarray  # bool: the word holds a decimal digit
-    ptr: np.ndarray  # int64 document pointers
-
-
 def utf8_buffer(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """All texts UTF-8 encoded into one uint8 buffer, with int64 offsets (len(texts) + 1)."""
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
@@ -106,212 +100,233 @@ def _finish(h: np.uint64) -> np.uint64:
     return h
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _emit(out_hash, out_kind, out_number, at, word_hash, kind, is_number):
-    """Write one token (nothing in counting mode, when the outputs are empty)."""
-    if out_kind.shape[0]:
-        out_hash[at] = word_hash
-        out_kind[at] = kind
-        out_number[at] = is_number
+@njit(cache=True, nogil=True)
+def _close_line(
+    word_hash, word_block, block_hash, block_doc, multipliers, line_start, w, b, doc, long_line_words
+):
+    """Turn the words line_start:w of one line into blocks from block index b; returns the next block index.
+
+    On entry word_block holds each word's sentence number within the line; a line of more than
+    `long_line_words` words becomes one block per sentence, a shorter line one block. On exit
+    word_block holds the block index and block_hash Σ word_hash·multipliers[position mod m] + position.
+    """
+    cut = w - line_start > long_line_words
+    n_mult = multipliers.shape[0]
+    current = -1
+    position = 0
+    for x in range(line_start, w):
+        sentence = word_block[x] if cut else 0
+        if sentence != current:
+            current = sentence
+            block_hash[b] = 0
+            block_doc[b] = doc
+            b += 1
+            position = 0
+        word_block[x] = b - 1
+        block_hash[b - 1] += word_hash[x] * multipliers[position % n_mult] + np.uint64(position)
+        position += 1
+    return b
 
 
 @njit(cache=True, nogil=True)
-def _scan(data, start, stop, flags, fold, multi, out_hash, out_kind, out_number, write):
-    """Tokenise data[start:stop]; write tokens from index `write` (or only count when out_kind is empty).
+def _scan_doc(
+    data, start, stop, doc, flags, fold, multi, long_line_words, multipliers,
+    word_hash, word_number, word_block, block_hash, block_doc, w, b,
+):  # fmt: skip
+    """Words and blocks of data[start:stop], written from word index w and block index b.
 
-    Returns the number of tokens.
+    Returns the next free word and block indexes.
     """
-    n = 0
     in_word = False
-    word_hash = _FNV_OFFSET
+    h = _FNV_OFFSET
     has_digit = False
     pending_end = False  # a sentence-end character waits for its following code point
-    folded = np.zeros(MAX_FOLD, dtype=np.int32)
+    line_start = w
+    sentence = 0  # sentence ends seen in the current line
     i = start
     while i < stop:
-        # decode one UTF-8 code point (invalid bytes count as U+FFFD)
         b0 = np.int32(data[i])
-        if b0 < 0x80:
-            cp, size = b0, 1
-        elif b0 >= 0xF0 and i + 3 < stop:
-            cp = ((b0 & 0x07) << 18) | ((np.int32(data[i + 1]) & 0x3F) << 12)
-            cp |= ((np.int32(data[i + 2]) & 0x3F) << 6) | (np.int32(data[i + 3]) & 0x3F)
-            size = 4
-        elif b0 >= 0xE0 and i + 2 < stop:
-            cp = ((b0 & 0x0F) << 12) | ((np.int32(data[i + 1]) & 0x3F) << 6) | (np.int32(data[i + 2]) & 0x3F)
-            size = 3
-        elif b0 >= 0xC0 and i + 1 < stop:
-            cp = ((b0 & 0x1F) << 6) | (np.int32(data[i + 1]) & 0x3F)
-            size = 2
-        else:
-            cp, size = 0xFFFD, 1
-        if cp >= 0x110000:
-            cp = 0xFFFD
-        i += size
-        if cp < 0x80:
-            folded[0] = cp + 32 if 65 <= cp <= 90 else cp
-            n_folded = 1
-        elif flags[cp] & IS_INVISIBLE:
-            continue
-        elif fold[cp] >= 0:
-            folded[0] = fold[cp]
-            n_folded = 1
-        else:
-            n_folded = 0
-            row = -fold[cp] - 1
-            for k in range(MAX_FOLD):
-                if multi[row, k] != 0:
-                    folded[n_folded] = multi[row, k]
+        row = -1
+        n_folded = 1
+        if b0 < 0x80:  # ASCII: fold A-Z without the tables
+            c = b0 + 32 if 65 <= b0 <= 90 else b0
+            i += 1
+        else:  # decode one UTF-8 code point; a byte that starts no valid sequence counts as U+FFFD
+            b1 = np.int32(data[i + 1]) if i + 1 < stop else 0
+            b2 = np.int32(data[i + 2]) if i + 2 < stop else 0
+            b3 = np.int32(data[i + 3]) if i + 3 < stop else 0
+            if (
+                b0 <= 0xF4
+                and b0 >= 0xF0
+                and (b1 & 0xC0) == 0x80
+                and (b2 & 0xC0) == 0x80
+                and (b3 & 0xC0) == 0x80
+            ):
+                cp = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+                size = 4
+            elif b0 >= 0xE0 and b0 < 0xF0 and (b1 & 0xC0) == 0x80 and (b2 & 0xC0) == 0x80:
+                cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+                size = 3
+            elif b0 >= 0xC0 and b0 < 0xE0 and (b1 & 0xC0) == 0x80:
+                cp = ((b0 & 0x1F) << 6) | (b1 & 0x3F)
+                size = 2
+            else:
+                cp, size = 0xFFFD, 1
+            if cp >= 0x110000:
+                cp = 0xFFFD
+            i += size
+            if flags[cp] & IS_INVISIBLE:
+                continue
+            c = fold[cp]
+            if c < 0:
+                row = -c - 1
+                c = multi[row, 0]
+                while n_folded < MAX_FOLD and multi[row, n_folded] != 0:
                     n_folded += 1
-        for k in range(n_folded):
-            c = folded[k]
+        k = 0
+        while True:
             flag = flags[c]
             if pending_end:
                 pending_end = False
                 if flag & IS_SPACE:
-                    _emit(out_hash, out_kind, out_number, write + n, np.uint64(0), SENTENCE_END_KIND, False)
-                    n += 1
+                    sentence += 1
             if flag & IS_WORD:
                 if not in_word:
                     in_word = True
-                    word_hash = _FNV_OFFSET
+                    h = _FNV_OFFSET
                     has_digit = False
-                word_hash = (word_hash ^ np.uint64(c)) * _FNV_PRIME
+                h = (h ^ np.uint64(c)) * _FNV_PRIME
                 if flag & IS_DIGIT:
                     has_digit = True
-                continue
-            if in_word:
-                in_word = False
-                _emit(out_hash, out_kind, out_number, write + n, _finish(word_hash), WORD_KIND, has_digit)
-                n += 1
-            if c == 10:
-                _emit(out_hash, out_kind, out_number, write + n, np.uint64(0), NEWLINE_KIND, False)
-                n += 1
-            elif flag & IS_SENTENCE_END:
-                pending_end = True
+            else:
+                if in_word:
+                    in_word = False
+                    word_hash[w] = _finish(h)
+                    word_number[w] = has_digit
+                    word_block[w] = sentence
+                    w += 1
+                if c == 10:
+                    b = _close_line(
+                        word_hash, word_block, block_hash, block_doc, multipliers, line_start, w, b, doc,
+                        long_line_words,
+                    )  # fmt: skip
+                    line_start = w
+                    sentence = 0
+                elif flag & IS_SENTENCE_END:
+                    pending_end = True
+            k += 1
+            if k >= n_folded:
+                break
+            c = multi[row, k]
     if in_word:
-        _emit(out_hash, out_kind, out_number, write + n, _finish(word_hash), WORD_KIND, has_digit)
-        n += 1
-    return n
+        word_hash[w] = _finish(h)
+        word_number[w] = has_digit
+        word_block[w] = sentence
+        w += 1
+    b = _close_line(
+        word_hash, word_block, block_hash, block_doc, multipliers, line_start, w, b, doc, long_line_words
+    )
+    return w, b
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _count_tokens(data, offsets, flags, fold, multi, counts):
-    no_hash = np.zeros(0, dtype=np.uint64)
-    no_kind = np.zeros(0, dtype=np.uint8)
-    no_number = np.zeros(0, dtype=np.bool_)
-    for d in prange(offsets.shape[0] - 1):
-        counts[d] = _scan(
-            data, offsets[d], offsets[d + 1], flags, fold, multi, no_hash, no_kind, no_number, 0
-        )
+# Byte classes for bounding words and blocks before reading: an ASCII word byte, an ASCII
+# whitespace byte, a sentence-end character, a line break, or any byte ≥ 0x80 (part of a non-ASCII
+# code point, whose folding has at most three characters and none of them a sentence end or line
+# break: checked by `_byte_classes`).
+BYTE_WORD, BYTE_SPACE, BYTE_SENTENCE_END, BYTE_NEWLINE, BYTE_OTHER, BYTE_NON_ASCII = 0, 1, 2, 3, 4, 5
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _fill_tokens(data, offsets, flags, fold, multi, ptr, out_hash, out_kind, out_number):
-    for d in prange(offsets.shape[0] - 1):
-        _scan(data, offsets[d], offsets[d + 1], flags, fold, multi, out_hash, out_kind, out_number, ptr[d])
-
-
-def tokenize_utf8(data: np.ndarray, offsets: np.ndarray, threads: int = 2) -> TokenStream:
-    """Tokens of the documents data[offsets[d]:offsets[d+1]] (UTF-8), documents in parallel."""
+@cache
+def _byte_classes() -> np.ndarray:
+    """Class (BYTE_*) of every byte value."""
     tables = code_point_tables()
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
-    counts = np.zeros(len(offsets) - 1, dtype=np.int64)
-    _count_tokens(data, offsets, tables.flags, tables.fold, tables.multi, counts)
-    ptr = np.zeros(len(offsets), dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    total = int(ptr[-1])
-    out_hash = np.empty(total, dtype=np.uint64)
-    out_kind = np.empty(total, dtype=np.uint8)
-    out_number = np.empty(total, dtype=np.bool_)
-    _fill_tokens(data, offsets, tables.flags, tables.fold, tables.multi, ptr, out_hash, out_kind, out_number)
-    return TokenStream(hash=out_hash, kind=out_kind, is_number=out_number, ptr=ptr)
+    structural = [ord(c) for c in "\n" + _SENTENCE_END_CHARS]
+    folds = tables.multi[-tables.fold[0x80:][tables.fold[0x80:] < 0] - 1].ravel().tolist()
+    if np.isin(tables.fold[0x80:], structural).any() or set(folds) & set(structural):
+        raise AssertionError("a non-ASCII code point folds to a line break or sentence end")
+    classes = np.full(256, BYTE_NON_ASCII, dtype=np.uint8)
+    for byte in range(128):
+        flag = tables.flags[byte]
+        classes[byte] = (
+            BYTE_WORD if flag & IS_WORD
+            else BYTE_NEWLINE if byte == 10
+            else BYTE_SPACE if flag & IS_SPACE
+            else BYTE_SENTENCE_END if flag & IS_SENTENCE_END
+            else BYTE_OTHER
+        )  # fmt: skip
+    return classes
+
+
+@cache
+def _bound_steps() -> tuple[np.ndarray, np.ndarray]:
+    """Word and block ends counted per pair of byte classes (previous, current), flat (6 × 6).
+
+    A word ends at an ASCII non-word byte after a word or non-ASCII byte, inside a non-ASCII code
+    point (at most two per code point of two bytes or more: one per non-ASCII byte), or at the end;
+    a block at a line break, at a sentence end followed by whitespace (ASCII or non-ASCII bytes),
+    or at the end.
+    """
+    n = BYTE_NON_ASCII + 1
+    word_steps = np.zeros((n, n), dtype=np.int64)
+    block_steps = np.zeros((n, n), dtype=np.int64)
+    word_steps[:, BYTE_NON_ASCII] = 1
+    for current in (BYTE_SPACE, BYTE_SENTENCE_END, BYTE_NEWLINE, BYTE_OTHER):
+        word_steps[[BYTE_WORD, BYTE_NON_ASCII], current] = 1
+    block_steps[:, BYTE_NEWLINE] = 1
+    block_steps[BYTE_SENTENCE_END, [BYTE_SPACE, BYTE_NON_ASCII]] = 1
+    return word_steps.ravel(), block_steps.ravel()
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _bounds(data, offsets, classes, word_steps, block_steps, word_bound, block_bound):
+    """Per document, at least as many words and blocks as it can have (see `_bound_steps`)."""
+    n = BYTE_NON_ASCII + 1
+    for d in prange(offsets.shape[0] - 1):
+        words = blocks = 1
+        if offsets[d + 1] > offsets[d]:
+            step = BYTE_OTHER * n + classes[data[offsets[d]]]
+            words += word_steps[step]
+            blocks += block_steps[step]
+        for i in range(offsets[d] + 1, offsets[d + 1]):
+            step = classes[data[i - 1]] * n + classes[data[i]]
+            words += word_steps[step]
+            blocks += block_steps[step]
+        word_bound[d] = words
+        block_bound[d] = min(words, blocks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _scan_all(
+    data, offsets, flags, fold, multi, long_line_words, multipliers, word_start, block_start,
+    word_hash, word_number, word_block, block_hash, block_doc, doc_words, doc_blocks,
+):  # fmt: skip
+    """Every document, in parallel, into its own region (from word_start[d] and block_start[d])."""
+    for d in prange(offsets.shape[0] - 1):
+        w, b = _scan_doc(
+            data, offsets[d], offsets[d + 1], d, flags, fold, multi, long_line_words, multipliers,
+            word_hash, word_number, word_block, block_hash, block_doc, word_start[d], block_start[d],
+        )  # fmt: skip
+        doc_words[d] = w - word_start[d]
+        doc_blocks[d] = b - block_start[d]
 
 
 @njit(cache=True, nogil=True)
-def _doc_blocks(kind, start, stop, long_line_words, block_of_token):
-    """Block number (from 0) of each word token in kind[start:stop] (-1 for markers); returns the block count.
-
-    A block is a line; a line of more than `long_line_words` words is cut after each sentence end.
-    """
-    blocks = 0
-    line_start = start
-    while line_start < stop:
-        line_stop = line_start
-        words = 0
-        while line_stop < stop and kind[line_stop] != NEWLINE_KIND:
-            if kind[line_stop] == WORD_KIND:
-                words += 1
-            line_stop += 1
-        cut_sentences = words > long_line_words
-        open_block = False
-        for t in range(line_start, line_stop):
-            if kind[t] == WORD_KIND:
-                if not open_block:
-                    open_block = True
-                    blocks += 1
-                block_of_token[t] = blocks - 1
-            else:
-                block_of_token[t] = -1
-                if cut_sentences:
-                    open_block = False
-        if line_stop < stop:
-            block_of_token[line_stop] = -1
-        line_start = line_stop + 1
-    return blocks
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _count_blocks(kind, ptr, long_line_words, block_of_token, words, blocks):
-    for d in prange(ptr.shape[0] - 1):
-        blocks[d] = _doc_blocks(kind, ptr[d], ptr[d + 1], long_line_words, block_of_token)
-        n = 0
-        for t in range(ptr[d], ptr[d + 1]):
-            if kind[t] == WORD_KIND:
-                n += 1
-        words[d] = n
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _fill_words(
-    token_hash,
-    kind,
-    is_number,
-    ptr,
-    block_of_token,
-    word_ptr,
-    block_ptr,
-    multipliers,
-    word_hash,
-    word_number,
-    word_block,
-    block_hash,
-    block_doc,
+def _compact(
+    word_start, block_start, word_ptr, block_ptr, word_hash, word_number, word_block, block_hash, block_doc
 ):
-    n_mult = multipliers.shape[0]
-    for d in prange(ptr.shape[0] - 1):
-        w = word_ptr[d]
-        for b in range(block_ptr[d], block_ptr[d + 1]):
-            block_hash[b] = 0
-            block_doc[b] = d
-        position = 0
-        previous_block = -1
-        for t in range(ptr[d], ptr[d + 1]):
-            if kind[t] != WORD_KIND:
-                continue
-            block = block_ptr[d] + block_of_token[t]
-            if block != previous_block:
-                position = 0
-                previous_block = block
-            h = token_hash[t]
-            word_hash[w] = h
-            word_number[w] = is_number[t]
-            word_block[w] = block
-            block_hash[block] += h * multipliers[position % n_mult] + np.uint64(position)
-            position += 1
-            w += 1
+    """Move every document's words and blocks left, from its region to its dense place (in place:
+    a dense place never lies right of its region), and make block indexes dense."""
+    for d in range(word_ptr.shape[0] - 1):
+        source, target = word_start[d], word_ptr[d]
+        shift = block_ptr[d] - block_start[d]
+        for x in range(word_ptr[d + 1] - target):
+            word_hash[target + x] = word_hash[source + x]
+            word_number[target + x] = word_number[source + x]
+            word_block[target + x] = word_block[source + x] + shift
+        source, target = block_start[d], block_ptr[d]
+        for x in range(block_ptr[d + 1] - target):
+            block_hash[target + x] = block_hash[source + x]
+            block_doc[target + x] = block_doc[source + x]
 
 
 @dataclass(frozen=True)
@@ -326,43 +341,59 @@ class WordBlocks:
     block_doc: np.ndarray
 
 
-def words_and_blocks(
-    stream: TokenStream, long_line_words: int, multipliers: np.ndarray, threads: int = 2
+def tokenize_utf8(
+    data: np.ndarray, offsets: np.ndarray, long_line_words: int, multipliers: np.ndarray, threads: int = 2
 ) -> WordBlocks:
-    """Drop the markers of a token stream, keeping per word its block (global number) and per block
-    the hash Σ word_hash·multipliers[position mod m] + position (position inside the block)."""
-    n_docs = len(stream.ptr) - 1
+    """Words of the documents data[offsets[d]:offsets[d+1]] (UTF-8) with their blocks, in one pass.
+
+    A block is a line; a line of more than `long_line_words` words is cut after each sentence end.
+    Per block the hash Σ word_hash·multipliers[position mod m] + position (position inside the
+    block). Documents are read in parallel on `threads` threads. A cheap first pass over the bytes bounds each document's words and blocks;
+    each document is then read once into its own region of outputs sized by those bounds, and the
+    regions are moved together in place.
+    """
+    tables = code_point_tables()
+    data = np.ascontiguousarray(data, dtype=np.uint8)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    multipliers = np.ascontiguousarray(multipliers, dtype=np.uint64)
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
-    block_of_token = np.empty(len(stream.kind), dtype=np.int64)
-    words = np.zeros(n_docs, dtype=np.int64)
-    blocks = np.zeros(n_docs, dtype=np.int64)
-    _count_blocks(stream.kind, stream.ptr, long_line_words, block_of_token, words, blocks)
-    word_ptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(words, out=word_ptr[1:])
-    block_ptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(blocks, out=block_ptr[1:])
-    n_words, n_blocks = int(word_ptr[-1]), int(block_ptr[-1])
+    n_docs = len(offsets) - 1
+    word_start = np.zeros(n_docs + 1, dtype=np.int64)
+    block_start = np.zeros(n_docs + 1, dtype=np.int64)
+    _bounds(data, offsets, _byte_classes(), *_bound_steps(), word_start[1:], block_start[1:])
+    np.cumsum(word_start, out=word_start)
+    np.cumsum(block_start, out=block_start)
     out = WordBlocks(
-        word_hash=np.empty(n_words, dtype=np.uint64),
-        word_is_number=np.empty(n_words, dtype=np.bool_),
-        doc_ptr=word_ptr,
-        word_block=np.empty(n_words, dtype=np.int64),
-        block_hash=np.empty(n_blocks, dtype=np.uint64),
-        block_doc=np.empty(n_blocks, dtype=np.int64),
+        word_hash=np.empty(word_start[-1], dtype=np.uint64),
+        word_is_number=np.empty(word_start[-1], dtype=np.bool_),
+        doc_ptr=np.zeros(n_docs + 1, dtype=np.int64),
+        word_block=np.empty(word_start[-1], dtype=np.int32),
+        block_hash=np.empty(block_start[-1], dtype=np.uint64),
+        block_doc=np.empty(block_start[-1], dtype=np.int32),
     )
-    _fill_words(
-        stream.hash,
-        stream.kind,
-        stream.is_number,
-        stream.ptr,
-        block_of_token,
-        word_ptr,
+    doc_words = np.zeros(n_docs, dtype=np.int64)
+    doc_blocks = np.zeros(n_docs, dtype=np.int64)
+    _scan_all(
+        data, offsets, tables.flags, tables.fold, tables.multi, long_line_words, multipliers, word_start,
+        block_start, out.word_hash, out.word_is_number, out.word_block, out.block_hash, out.block_doc,
+        doc_words, doc_blocks,
+    )  # fmt: skip
+    np.cumsum(doc_words, out=out.doc_ptr[1:])
+    block_ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(doc_blocks, out=block_ptr[1:])
+    _compact(
+        word_start,
+        block_start,
+        out.doc_ptr,
         block_ptr,
-        np.ascontiguousarray(multipliers, dtype=np.uint64),
         out.word_hash,
         out.word_is_number,
         out.word_block,
         out.block_hash,
         out.block_doc,
     )
+    for words in (out.word_hash, out.word_is_number, out.word_block):
+        words.resize(out.doc_ptr[-1], refcheck=False)  # realloc: shrinks in place
+    for blocks in (out.block_hash, out.block_doc):
+        blocks.resize(block_ptr[-1], refcheck=False)
     return out

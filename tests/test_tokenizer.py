@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.sketch import block_key, tokenize
-from pipeline.tokenizer import _INVISIBLE, tokenize_utf8, utf8_buffer
+from pipeline.sketch import _POSITION_MULTIPLIERS, block_key, tokenize
+from pipeline.tokenizer import _INVISIBLE, _bound_steps, _bounds, _byte_classes, tokenize_utf8, utf8_buffer
 
 TOKEN = re.compile(r"\w+|[.!?;:](?=\s)|\n")
 INVISIBLE = re.compile("[" + re.escape(_INVISIBLE) + "]")
@@ -27,47 +27,105 @@ def _word_hash(word: str) -> int:
     return h ^ (h >> 33)
 
 
-def _reference(text: str) -> list[tuple[int, int, bool]]:
-    tokens = []
-    for token in TOKEN.findall(INVISIBLE.sub("", text).casefold()):
-        if token == "\n":
-            tokens.append((0, 2, False))
-        elif len(token) == 1 and token in ".!?;:":
-            tokens.append((0, 1, False))
-        else:
-            tokens.append((_word_hash(token), 0, re.search(r"\d", token) is not None))
-    return tokens
+def _reference(text: str, long_line_words: int) -> tuple[list[tuple[int, bool]], list[list[int]]]:
+    """Words (hash, holds a digit) and blocks (their words' positions) of one text in plain Python:
+    a block is a line, or each sentence of a line of more than `long_line_words` words."""
+    words: list[tuple[int, bool]] = []
+    blocks: list[list[int]] = []
+    for line in INVISIBLE.sub("", text).casefold().split("\n"):
+        tokens = TOKEN.findall(line + "\n")[:-1]  # the line break lets a final sentence end count
+        cut = sum(t not in ".!?;:" for t in tokens) > long_line_words
+        block: list[int] = []
+        for token in tokens:
+            if token not in ".!?;:":
+                block.append(len(words))
+                words.append((_word_hash(token), re.search(r"\d", token) is not None))
+            elif cut and block:
+                blocks.append(block)
+                block = []
+        if block:
+            blocks.append(block)
+    return words, blocks
 
 
-def _kernel(texts: list[str]) -> list[list[tuple[int, int, bool]]]:
+def _block_hash(word_hashes: list[int]) -> int:
+    multipliers = [int(m) for m in _POSITION_MULTIPLIERS]
+    return sum(h * multipliers[p % len(multipliers)] + p for p, h in enumerate(word_hashes)) & MASK
+
+
+def _check(texts: list[str], long_line_words: int) -> None:
+    """The kernel's words, blocks and block hashes equal the reference's, document by document."""
     data, offsets = utf8_buffer(texts)
-    stream = tokenize_utf8(data, offsets, threads=2)
-    rows = zip(stream.hash.tolist(), stream.kind.tolist(), stream.is_number.tolist(), strict=True)
-    flat = list(rows)
-    return [flat[stream.ptr[d] : stream.ptr[d + 1]] for d in range(len(texts))]
+    got = tokenize_utf8(data, offsets, long_line_words, _POSITION_MULTIPLIERS, threads=2)
+    n_blocks = 0
+    for d, text in enumerate(texts):
+        words, blocks = _reference(text, long_line_words)
+        start, stop = got.doc_ptr[d], got.doc_ptr[d + 1]
+        assert list(zip(got.word_hash[start:stop].tolist(), got.word_is_number[start:stop].tolist())) == words
+        expected_block = np.zeros(len(words), dtype=np.int64)
+        for b, members in enumerate(blocks):
+            expected_block[members] = n_blocks + b
+        assert got.word_block[start:stop].tolist() == expected_block.tolist()
+        doc_blocks = slice(n_blocks, n_blocks + len(blocks))
+        assert got.block_doc[doc_blocks].tolist() == [d] * len(blocks)
+        assert got.block_hash[doc_blocks].tolist() == [_block_hash([words[w][0] for w in m]) for m in blocks]
+        n_blocks += len(blocks)
+    assert len(got.block_hash) == len(got.block_doc) == n_blocks
 
 
 TRICKY = [
     "Straße İstanbul ΐ ﬁne",  # multi-code-point case foldings
+    "İİİİ ΐΐ",  # one code point holding a word's end
     "zero\u200bwidth soft\u00adhyphen",  # invisible marks join the word parts
     "end. next! ask? list; time: x.",  # sentence ends need following whitespace
     "a.\u200b\nb",  # ... looked up after invisible marks
+    "one two. three four.\u00a0five six\nseven eight. nine",  # ... and non-ASCII whitespace
     "٣ ٤ digits, ① circled, 3rd, v2.0",  # Unicode digits
     "日本語の求人。エンジニア募集",  # CJK: \w runs
     "tab\tsep\r\nwindows\u2028line\u00a0nbsp",
     "emoji 🙂 and 𝐁𝐨𝐥𝐝 math letters",
+    "\n\n. .\n",
     "",
 ]
 
 
 def test_tricky_texts_tokenise_like_the_regex():
-    assert _kernel(TRICKY) == [_reference(t) for t in TRICKY]
+    _check(TRICKY, long_line_words=50)
+    _check(TRICKY, long_line_words=1)
+
+
+def test_invalid_utf8_bytes_read_as_separators():
+    data = np.frombuffer(b"ab\xffcd \xe2\x82 ef\xf0", dtype=np.uint8)
+    got = tokenize_utf8(data, np.array([0, len(data)]), 50, _POSITION_MULTIPLIERS)
+    assert got.word_hash.tolist() == [_word_hash(w) for w in ("ab", "cd", "ef")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=60), min_size=1, max_size=4))
+def test_word_and_block_bounds_hold_for_any_bytes(chunks):
+    """Each document is read into a region sized by `_bounds`: any bytes must stay within it."""
+    data = np.frombuffer(b"".join(chunks), dtype=np.uint8)
+    offsets = np.cumsum([0, *map(len, chunks)]).astype(np.int64)
+    word_bound = np.zeros(len(chunks), dtype=np.int64)
+    block_bound = np.zeros(len(chunks), dtype=np.int64)
+    _bounds(data, offsets, _byte_classes(), *_bound_steps(), word_bound, block_bound)
+    got = tokenize_utf8(data, offsets, 1, _POSITION_MULTIPLIERS)
+    assert (np.diff(got.doc_ptr) <= word_bound).all()
+    assert (np.bincount(got.block_doc, minlength=len(chunks)) <= block_bound).all()
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(max_size=80), min_size=1, max_size=4))
-def test_any_text_tokenises_like_the_regex(texts):
-    assert _kernel(texts) == [_reference(t) for t in texts]
+@given(st.lists(st.text(max_size=80), min_size=1, max_size=4), st.integers(0, 6))
+def test_any_text_tokenises_like_the_regex(texts, long_line_words):
+    _check(texts, long_line_words)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab .;\n\u00a0\u200bİ", max_size=60), min_size=1, max_size=4), st.integers(0, 4)
+)
+def test_lines_and_sentences_become_blocks_like_the_reference(texts, long_line_words):
+    _check(texts, long_line_words)
 
 
 def test_block_key_matches_the_block_hash_of_a_one_line_text():
