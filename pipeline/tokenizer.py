@@ -146,6 +146,22 @@ def _scan_doc(
     i = start
     while i < stop:
         b0 = np.int32(data[i])
+        if b0 < 0x80 and flags[b0] & IS_WORD:  # a run of ASCII word characters: the common case
+            pending_end = False
+            if not in_word:
+                in_word = True
+                h = _FNV_OFFSET
+                has_digit = False
+            while True:
+                h = (h ^ np.uint64(b0 + 32 if 65 <= b0 <= 90 else b0)) * _FNV_PRIME
+                has_digit |= (flags[b0] & IS_DIGIT) != 0
+                i += 1
+                if i == stop:
+                    break
+                b0 = np.int32(data[i])
+                if b0 >= 0x80 or not flags[b0] & IS_WORD:
+                    break
+            continue
         row = -1
         n_folded = 1
         if b0 < 0x80:  # ASCII: fold A-Z without the tables

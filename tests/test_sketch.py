@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks
-from pipeline.sketch import minhash_signatures, shingle_sets, tokenize
+from pipeline.sketch import _POSITION_MULTIPLIERS, minhash_signatures, shingle_sets, tokenize
 
 
 def _sets(texts, k=5):
@@ -30,6 +30,27 @@ def test_shingles_do_not_cross_documents():
     assert split.sizes.tolist() == [1, 1]
     # The windows inside each document also occur in the joined text; none spans the boundary.
     assert set(split.row(0).tolist()) | set(split.row(1).tolist()) < set(joined.row(0).tolist())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["ab", "cd", "ef", "gh", "ij", "kl"]), max_size=400), min_size=1, max_size=3
+    )
+)
+def test_shingle_sets_are_the_sorted_unique_windows(docs):
+    """Long documents (radix-sorted) and short ones (np.sort) alike: sorted unique window hashes."""
+    tokens = tokenize([" ".join(words) for words in docs])
+    sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, 5)
+    multipliers = [int(m) for m in _POSITION_MULTIPLIERS[:5]]
+    for d in range(len(docs)):
+        words = [int(h) for h in tokens.word_hash[tokens.doc_ptr[d] : tokens.doc_ptr[d + 1]]]
+        width = min(5, len(words))
+        windows = {
+            sum(h * m for h, m in zip(words[s : s + width], multipliers)) & 0xFFFFFFFF
+            for s in range(max(len(words) - 5 + 1, 1) if words else 0)
+        }
+        assert sets.row(d).tolist() == sorted(windows)
 
 
 def test_signatures_match_datasketch_affine32():
