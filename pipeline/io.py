@@ -664,7 +664,10 @@ def _parquet_descriptions(p: Path, n_rows: int, max_chars: int, chunk_size: int)
     """The description column of a Parquet file in slices of exactly `chunk_size` rows (see above)."""
     pending: list[pa.Array] = []
     held, cut, done = 0, 0, 0
-    batches = pq.ParquetFile(p).iter_batches(batch_size=chunk_size, columns=["description"])
+    # Read page by page: by default a row group's whole column chunk (a million ads' texts: ~1 GB
+    # compressed) is buffered before the first batch.
+    parquet = pq.ParquetFile(p, buffer_size=1 << 20, pre_buffer=False)
+    batches = parquet.iter_batches(batch_size=chunk_size, columns=["description"])
     for batch in itertools.chain(batches, [None]):  # None: flush what is left
         if batch is not None:
             pending.append(batch.column(0))

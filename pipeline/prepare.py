@@ -21,7 +21,7 @@ from features.pairs import PairInputs
 from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
 from pipeline.config import Config
-from pipeline.sketch import Tokens, minhash_signatures, shingle_sets, tokenize
+from pipeline.sketch import Tokens, kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
 
 STATUS_OK = "ok"
 STATUS_FIELDS_ONLY = "no_text:fields_only"
@@ -82,10 +82,11 @@ def _prepare_chunk(
     Field normalisation (Python) runs in a second thread while the compiled text kernels, which
     release the GIL, tokenise and shingle on `threads` threads.
     """
-    texts = ads["description"].astype(object).where(ads["description"].notna(), "").tolist()
+    data, offsets = kernel_input(_texts_of(ads["description"]))
     with ThreadPoolExecutor(max_workers=1) as pool:
         fields_job = pool.submit(normalize_fields, ads)
-        tokens = tokenize(texts, threads)
+        tokens = tokenize_buffer(data, offsets, threads)
+        del data, offsets
         k = config.shingle_size
         full = shingle_sets(tokens.word_hash, tokens.doc_ptr, k, threads=threads)
         numbers = shingle_sets(
@@ -146,7 +147,11 @@ def prepare_batch(
     in_processes = len(starts) > 1 and config.jobs > 1
     if in_processes:
         # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes.
-        parallel = Parallel(n_jobs=config.jobs, backend="loky", return_as="generator")
+        # One slice waits for the next free worker (joblib's default, 2 × n_jobs in flight, keeps
+        # more slices of texts in memory for no gain: reading one is faster than preparing it).
+        parallel = Parallel(
+            n_jobs=config.jobs, backend="loky", return_as="generator", pre_dispatch="n_jobs + 1"
+        )
         prepared = parallel(delayed(_prepare_chunk)(part, config, known_boilerplate, 1) for part in slices)
     else:
         prepared = (_prepare_chunk(part, config, known_boilerplate, config.jobs) for part in slices)
@@ -197,7 +202,15 @@ def _take(parts: list[dict[str, object]], name: str) -> list:
     return [part.pop(name) for part in parts]
 
 
+def _texts_of(column: pd.Series, block: int = 2_000) -> Iterator[str | None]:
+    """The column's texts as Python strings, converted a block at a time (a slice's texts as
+    Python strings would take 2-4 bytes per character at once)."""
+    for start in range(0, len(column), block):
+        yield from column.iloc[start : start + block].astype(object).where(lambda t: t.notna(), None)
+
+
 def _kept_per_doc(tokens: Tokens, keep: np.ndarray) -> np.ndarray:
     """Number of kept words in each document."""
-    doc_of_word = np.repeat(np.arange(tokens.n_docs), tokens.words_per_doc)
-    return np.bincount(doc_of_word[keep], minlength=tokens.n_docs)
+    kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    return np.diff(kept_before[tokens.doc_ptr])

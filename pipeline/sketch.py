@@ -17,7 +17,8 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from datasketch import MinHash
 from features.kernels import minhash_rows, window_shingles
 from features.shingle_sets import ShingleSets
 from pipeline.clean import text_for_kernel
-from pipeline.tokenizer import tokenize_utf8, utf8_buffer
+from pipeline.tokenizer import tokenize_utf8
 
 WORD = re.compile(r"\w+")
 LONG_LINE_WORDS = 50
@@ -73,10 +74,18 @@ class Tokens:
         return np.diff(self.doc_ptr)
 
 
-def kernel_input(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def kernel_input(texts: Iterable[str | None]) -> tuple[np.ndarray, np.ndarray]:
     """The texts as the compiled tokeniser reads them (markup stripped, NFKC), UTF-8 in one buffer
-    with int64 offsets. Python-level work: run it beside the compiled kernels, which release the GIL."""
-    return utf8_buffer([text_for_kernel(t) if t else "" for t in texts])
+    with int64 offsets; None counts as empty. Each text is encoded as it comes, so with an iterator
+    only one Python string is held at a time beside the buffer. Python-level work: run it beside
+    the compiled kernels, which release the GIL."""
+    buffer = bytearray()
+    ends = array("q", [0])
+    for text in texts:
+        if text:
+            buffer += text_for_kernel(text).encode("utf-8", "surrogatepass")
+        ends.append(len(buffer))
+    return np.frombuffer(buffer, dtype=np.uint8), np.frombuffer(ends, dtype=np.int64)
 
 
 def tokenize(texts: Sequence[str], threads: int = 1) -> Tokens:
