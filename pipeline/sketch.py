@@ -59,9 +59,9 @@ class Tokens:
     word_hash: np.ndarray  # uint64 per word occurrence
     word_is_number: np.ndarray  # bool per word occurrence: the word holds a digit
     doc_ptr: np.ndarray  # int64, words of doc d are word_hash[doc_ptr[d]:doc_ptr[d+1]]
-    word_block: np.ndarray  # int64 block index per word occurrence
+    word_block: np.ndarray  # int32 block index per word occurrence
     block_hash: np.ndarray  # uint64 hash of each block's word sequence
-    block_doc: np.ndarray  # int64 doc index per block
+    block_doc: np.ndarray  # int32 doc index per block
 
     @property
     def n_docs(self) -> int:
