@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from features.shingle_sets import sorted_member, sorted_unique
-from pipeline.sketch import Tokens
+from pipeline.tokenizer import Tokens
 
 
 def find_boilerplate_blocks(

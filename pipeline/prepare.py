@@ -21,7 +21,8 @@ from features.pairs import PairInputs
 from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
 from pipeline.config import Config
-from pipeline.sketch import Tokens, kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
+from pipeline.sketch import kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
+from pipeline.tokenizer import Tokens
 
 STATUS_OK = "ok"
 STATUS_FIELDS_ONLY = "no_text:fields_only"

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 from datasketch import MinHash
@@ -28,7 +28,7 @@ from datasketch import MinHash
 from features.kernels import minhash_rows, window_shingles
 from features.shingle_sets import ShingleSets
 from pipeline.clean import text_for_kernel
-from pipeline.tokenizer import tokenize_utf8
+from pipeline.tokenizer import Tokens, tokenize_utf8
 
 WORD = re.compile(r"\w+")
 LONG_LINE_WORDS = 50
@@ -50,28 +50,8 @@ _POSITION_MULTIPLIERS = np.array(
     dtype=np.uint64,
 )
 MAX_SHINGLE_SIZE = len(_POSITION_MULTIPLIERS)
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """Words of a batch, flat: word `w` belongs to block `word_block[w]` of doc `block_doc[...]`."""
-
-    word_hash: np.ndarray  # uint64 per word occurrence
-    word_is_number: np.ndarray  # bool per word occurrence: the word holds a digit
-    doc_ptr: np.ndarray  # int64, words of doc d are word_hash[doc_ptr[d]:doc_ptr[d+1]]
-    word_block: np.ndarray  # int32 block index per word occurrence
-    block_hash: np.ndarray  # uint64 hash of each block's word sequence
-    block_doc: np.ndarray  # int32 doc index per block
-
-    @property
-    def n_docs(self) -> int:
-        """Number of documents."""
-        return len(self.doc_ptr) - 1
-
-    @property
-    def words_per_doc(self) -> np.ndarray:
-        """Word count of every document."""
-        return np.diff(self.doc_ptr)
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def kernel_input(texts: Iterable[str | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -100,15 +80,7 @@ def tokenize(texts: Sequence[str], threads: int = 1) -> Tokens:
 
 def tokenize_buffer(data: np.ndarray, offsets: np.ndarray, threads: int = 1) -> Tokens:
     """`tokenize` of texts already turned into `kernel_input`."""
-    words = tokenize_utf8(data, offsets, LONG_LINE_WORDS, _POSITION_MULTIPLIERS, threads)
-    return Tokens(
-        word_hash=words.word_hash,
-        word_is_number=words.word_is_number,
-        doc_ptr=words.doc_ptr,
-        word_block=words.word_block,
-        block_hash=words.block_hash,
-        block_doc=words.block_doc,
-    )
+    return tokenize_utf8(data, offsets, LONG_LINE_WORDS, _POSITION_MULTIPLIERS, threads)
 
 
 def block_key(block: str) -> int:
@@ -158,6 +130,19 @@ def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int, threads: int
     return minhash_rows(sets.indptr, sets.values, a, b, threads)
 
 
+def _one_ahead(pool: ThreadPoolExecutor, work: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+    """work(item) for each item in order, the next one computed in `pool` while the caller uses
+    the current one (one result ahead, so memory holds at most two)."""
+    pending: Future[R] | None = None
+    for item in items:
+        following = pool.submit(work, item)
+        if pending is not None:
+            yield pending.result()
+        pending = following
+    if pending is not None:
+        yield pending.result()
+
+
 def sketch_texts(
     texts: Sequence[str], shingle_size: int, num_perm: int, seed: int, jobs: int = 1, chunk_size: int = 50_000
 ) -> np.ndarray:
@@ -168,16 +153,10 @@ def sketch_texts(
     work on the current one.
     """
     texts = list(texts)
-    starts = range(0, len(texts), chunk_size)
+    slices = (texts[start : start + chunk_size] for start in range(0, len(texts), chunk_size))
     parts = [np.zeros((0, num_perm), dtype=np.uint32)]
     with ThreadPoolExecutor(max_workers=1) as reader:
-        upcoming = [reader.submit(kernel_input, texts[start : start + chunk_size]) for start in starts[:1]]
-        for start in starts:
-            data, offsets = upcoming.pop().result()
-            if start + chunk_size < len(texts):
-                upcoming.append(
-                    reader.submit(kernel_input, texts[start + chunk_size : start + 2 * chunk_size])
-                )
+        for data, offsets in _one_ahead(reader, kernel_input, slices):
             tokens = tokenize_buffer(data, offsets, jobs)
             del data, offsets
             sets = shingle_sets(tokens.word_hash, tokens.doc_ptr, shingle_size, threads=jobs)

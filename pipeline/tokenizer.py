@@ -78,6 +78,28 @@ def code_point_tables() -> CodePointTables:
     )
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """Words of a batch, flat: word `w` belongs to block `word_block[w]` of doc `block_doc[...]`."""
+
+    word_hash: np.ndarray  # uint64 per word occurrence
+    word_is_number: np.ndarray  # bool per word occurrence: the word holds a digit
+    doc_ptr: np.ndarray  # int64, words of doc d are word_hash[doc_ptr[d]:doc_ptr[d+1]]
+    word_block: np.ndarray  # int32 block index per word occurrence
+    block_hash: np.ndarray  # uint64 hash of each block's word sequence
+    block_doc: np.ndarray  # int32 doc index per block
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents."""
+        return len(self.doc_ptr) - 1
+
+    @property
+    def words_per_doc(self) -> np.ndarray:
+        """Word count of every document."""
+        return np.diff(self.doc_ptr)
+
+
 def utf8_buffer(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """All texts UTF-8 encoded into one uint8 buffer, with int64 offsets (len(texts) + 1)."""
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
@@ -98,6 +120,16 @@ def _finish(h: np.uint64) -> np.uint64:
     h *= np.uint64(0xC4CEB9FE1A85EC53)
     h ^= h >> np.uint64(33)
     return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _end_word(word_hash, word_number, word_block, w, h, has_digit, sentence):
+    """Write the word that just ended at index w (its block: the sentence number within the line,
+    until `_close_line`); returns the next word index."""
+    word_hash[w] = _finish(h)
+    word_number[w] = has_digit
+    word_block[w] = sentence
+    return w + 1
 
 
 @njit(cache=True, nogil=True)
@@ -164,8 +196,8 @@ def _scan_doc(
             continue
         row = -1
         n_folded = 1
-        if b0 < 0x80:  # ASCII: fold A-Z without the tables
-            c = b0 + 32 if 65 <= b0 <= 90 else b0
+        if b0 < 0x80:  # an ASCII non-word byte (word bytes, A-Z among them, took the run above)
+            c = b0
             i += 1
         else:  # decode one UTF-8 code point; a byte that starts no valid sequence counts as U+FFFD
             b1 = np.int32(data[i + 1]) if i + 1 < stop else 0
@@ -217,10 +249,7 @@ def _scan_doc(
             else:
                 if in_word:
                     in_word = False
-                    word_hash[w] = _finish(h)
-                    word_number[w] = has_digit
-                    word_block[w] = sentence
-                    w += 1
+                    w = _end_word(word_hash, word_number, word_block, w, h, has_digit, sentence)
                 if c == 10:
                     b = _close_line(
                         word_hash, word_block, block_hash, block_doc, multipliers, line_start, w, b, doc,
@@ -235,10 +264,7 @@ def _scan_doc(
                 break
             c = multi[row, k]
     if in_word:
-        word_hash[w] = _finish(h)
-        word_number[w] = has_digit
-        word_block[w] = sentence
-        w += 1
+        w = _end_word(word_hash, word_number, word_block, w, h, has_digit, sentence)
     b = _close_line(
         word_hash, word_block, block_hash, block_doc, multipliers, line_start, w, b, doc, long_line_words
     )
@@ -345,28 +371,16 @@ def _compact(
             block_doc[target + x] = block_doc[source + x]
 
 
-@dataclass(frozen=True)
-class WordBlocks:
-    """Words of many documents with their blocks (see `pipeline.sketch.Tokens`)."""
-
-    word_hash: np.ndarray
-    word_is_number: np.ndarray
-    doc_ptr: np.ndarray
-    word_block: np.ndarray
-    block_hash: np.ndarray
-    block_doc: np.ndarray
-
-
 def tokenize_utf8(
     data: np.ndarray, offsets: np.ndarray, long_line_words: int, multipliers: np.ndarray, threads: int = 2
-) -> WordBlocks:
+) -> Tokens:
     """Words of the documents data[offsets[d]:offsets[d+1]] (UTF-8) with their blocks, in one pass.
 
     A block is a line; a line of more than `long_line_words` words is cut after each sentence end.
     Per block the hash Σ word_hash·multipliers[position mod m] + position (position inside the
-    block). Documents are read in parallel on `threads` threads. A cheap first pass over the bytes bounds each document's words and blocks;
-    each document is then read once into its own region of outputs sized by those bounds, and the
-    regions are moved together in place.
+    block). Documents are read in parallel on `threads` threads. A cheap first pass over the bytes
+    bounds each document's words and blocks; each document is then read once into its own region
+    of outputs sized by those bounds, and the regions are moved together in place.
     """
     tables = code_point_tables()
     data = np.ascontiguousarray(data, dtype=np.uint8)
@@ -379,7 +393,7 @@ def tokenize_utf8(
     _bounds(data, offsets, _byte_classes(), *_bound_steps(), word_start[1:], block_start[1:])
     np.cumsum(word_start, out=word_start)
     np.cumsum(block_start, out=block_start)
-    out = WordBlocks(
+    out = Tokens(
         word_hash=np.empty(word_start[-1], dtype=np.uint64),
         word_is_number=np.empty(word_start[-1], dtype=np.bool_),
         doc_ptr=np.zeros(n_docs + 1, dtype=np.int64),
