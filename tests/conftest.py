@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +14,21 @@ from pipeline.io import read_ads, read_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
+
+
+def run_cli(
+    *args: object, stdin: str | None = None, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m pipeline.cli ARGS` in its own process, as a user runs it (output captured)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import DATA
+from tests.conftest import DATA, run_cli
 
 COMMANDS = ["demo", "train", "dedup", "evaluate"]
 
@@ -125,22 +123,14 @@ def test_dedup_of_parquet_streams_texts_and_matches_csv(tmp_path):
 
 def test_console_script_runs_in_a_subprocess(tmp_path):
     _subset(tmp_path, n_groups=15)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline.cli",
-            "evaluate",
-            "--ads",
-            str(tmp_path / "ads.csv"),
-            "--labels",
-            str(tmp_path / "labels.csv"),
-            "--baseline",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    done = run_cli(
+        "evaluate",
+        "--ads",
+        tmp_path / "ads.csv",
+        "--labels",
+        tmp_path / "labels.csv",
+        "--baseline",
+        "--quiet",
     )
     assert done.returncode == 0, done.stderr
     assert "MinHash threshold" in done.stdout and "precision" in done.stdout
@@ -156,21 +146,7 @@ def test_every_command_has_help(command, capsys):
 
 def test_errors_are_one_line_without_traceback(tmp_path):
     (tmp_path / "ads.csv").write_text("ad_id,title\n1,Chef\n")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline.cli",
-            "dedup",
-            "--ads",
-            str(tmp_path / "ads.csv"),
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_cli("dedup", "--ads", tmp_path / "ads.csv", "--out", tmp_path)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()

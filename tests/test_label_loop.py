@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from pipeline.label_loop import LabelsFile, uncertain_pairs
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA, ROOT, run_cli
 
 SHOWN = re.compile(r"^\[\d+/\d+\] (\S+)  ~  (\S+)", re.MULTILINE)
 
@@ -31,26 +31,17 @@ def ads_csv(tmp_path_factory):
 
 
 def _label(ads_csv, labels, answers: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline.cli",
-            "label",
-            "--ads",
-            str(ads_csv),
-            "--labels",
-            str(labels),
-            "--quiet",
-            "--lines",
-            "3",
-            *extra,
-        ],
-        input=answers,
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
+    return run_cli(
+        "label",
+        "--ads",
+        ads_csv,
+        "--labels",
+        labels,
+        "--quiet",
+        "--lines",
+        "3",
+        *extra,
+        stdin=answers,
         timeout=120,
     )
 

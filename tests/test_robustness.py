@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +18,7 @@ from features.pairs import FEATURES
 from models.persistence import save_model_file
 from pipeline.cli import DEFAULT_MODEL, main
 from pipeline.prepare import STATUS_FIELDS_ONLY, STATUS_NOT_COMPARABLE, STATUS_OK
-from tests.conftest import DATA, ROOT
+from tests.conftest import DATA, run_cli
 
 CONTRACT_GROUP_COLUMNS = ["ad_id", "group_id", "group_size", "status"]
 
@@ -34,16 +32,6 @@ def _cli(capsys, *args: str) -> tuple[int, str, str]:
     code = main([*map(str, args), "--quiet"])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-def _subprocess(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-    )
 
 
 def _one_error_line(err: str, command: str) -> str:
@@ -189,11 +177,11 @@ def test_bad_labels_file_is_one_line_error(tmp_path, capsys, ok_csv, case, comma
 
 def test_errors_in_a_real_process_are_one_line_and_debug_shows_the_traceback(tmp_path):
     ads = _write(tmp_path, "ads.csv", "ad_id,description\n1,a\n2,b\n1,c\n")
-    done = _subprocess("dedup", "--ads", ads, "--out", tmp_path / "out", "--quiet")
+    done = run_cli("dedup", "--ads", ads, "--out", tmp_path / "out", "--quiet")
     assert done.returncode == 2
     line = _one_error_line(done.stderr, "dedup")
     assert "ads.csv" in line and "rows 1 and 3" in line
-    debug = _subprocess("dedup", "--ads", ads, "--out", tmp_path / "out", "--quiet", "--debug")
+    debug = run_cli("dedup", "--ads", ads, "--out", tmp_path / "out", "--quiet", "--debug")
     assert debug.returncode != 0 and "Traceback" in debug.stderr and "InputError" in debug.stderr
 
 
@@ -223,7 +211,7 @@ def test_non_utf8_bytes_are_replaced_counted_and_shown_as_one_warning_line(tmp_p
             "latin-1"
         ),
     )
-    done = _subprocess("dedup", "--ads", ads, "--out", tmp_path / "out", "--quiet")
+    done = run_cli("dedup", "--ads", ads, "--out", tmp_path / "out", "--quiet")
     assert done.returncode == 0, done.stderr
     (line,) = _warning_lines(done.stderr)
     assert "latin1.csv" in line and "3 character(s) were not valid UTF-8" in line and "UTF-8" in line
@@ -597,7 +585,7 @@ def test_pickle_and_joblib_models_are_refused_and_never_run(tmp_path, capsys, ok
         joblib.dump(_Payload(marker), model, compress=3 if form.endswith("compressed") else 0)
     assert not marker.exists()
     expected = "pickle/joblib files are refused and never loaded"
-    done = _subprocess("dedup", "--ads", ok_csv, "--model", model, "--out", tmp_path / "out", "--quiet")
+    done = run_cli("dedup", "--ads", ok_csv, "--model", model, "--out", tmp_path / "out", "--quiet")
     assert done.returncode == 2
     line = _one_error_line(done.stderr, "dedup")
     assert str(model) in line and expected in line
@@ -632,7 +620,7 @@ def test_same_inputs_model_and_seed_give_byte_identical_outputs(tmp_path):
     ads.to_csv(tmp_path / "ads.csv", index=False)
     runs = []
     for name in ("a", "b"):
-        done = _subprocess(
+        done = run_cli(
             "dedup", "--ads", tmp_path / "ads.csv", "--out", tmp_path / name, "--seed", "7", "--quiet"
         )
         assert done.returncode == 0, done.stderr

@@ -15,7 +15,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.errors import InputError, JobdedupError
 from pipeline.io import write_table
-from tests.conftest import DATA
+from tests.conftest import DATA, run_cli
 
 pytestmark = pytest.mark.timeout(600, method="thread")
 
@@ -72,26 +72,21 @@ def test_spark_engine_matches_embedded(spark, default_model, test_result):
 def test_cli_spark_engine_on_csv_matches_embedded(spark, test_ads, tmp_path):
     """The command line as a user runs it (its own process, its own Spark), with a CSV (read by the
     reader, handed to Spark as pandas) and an extra column named like an output column."""
-    import subprocess
-
     subset = test_ads.iloc[:160].copy()
     subset["group_id"] = [f"x{k}" for k in range(len(subset))]
     write_table(subset, tmp_path / "ads.csv")
     for engine in ("embedded", "spark"):
-        command = [
-            sys.executable,
-            "-m",
-            "pipeline.cli",
+        done = run_cli(
             "dedup",
             "--ads",
-            str(tmp_path / "ads.csv"),
+            tmp_path / "ads.csv",
             "--out",
-            str(tmp_path / engine),
+            tmp_path / engine,
             "--quiet",
             "--engine",
             engine,
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=480)
+            timeout=480,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
     read = {
         e: (pd.read_parquet(tmp_path / e / "pairs.parquet"), pd.read_parquet(tmp_path / e / "groups.parquet"))
