@@ -20,7 +20,7 @@ import pandas as pd
 from data.make_labels import DEFAULT_TEST_CORPORA
 
 PAIRS_FILE = Path(__file__).resolve().parent / "natural_pairs.csv"
-PAIR_COLUMNS = ["ad_id_a", "ad_id_b", "label", "stratum", "reason"]
+PAIR_COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "reason"]
 
 
 def split_natural_pairs(pairs: pd.DataFrame, test_corpora: list[str]) -> dict[str, pd.DataFrame]:

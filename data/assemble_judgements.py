@@ -1,0 +1,123 @@
+"""Assemble the hand-judged natural pairs from the readers' raw judgements.
+
+    python -m data.assemble_judgements
+
+Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
+
+- `round1.csv` — the first 448 pairs as first judged (2026-11-22; label 1 / 0 / unsure);
+- `reread_pairs.csv`, `reread_reader_<k>.csv` — those pairs read again, blind, against
+  DUPLICATE_DEFINITION.md (2026-11-24): these decisions replace round 1's (the definition wins);
+- `round2_pairs.csv`, `round2_assignments.csv`, `round2_reader_<k>.csv` — 1,650 new pairs
+  (2026-11-24), 10 % of them read twice, blind, by two readers;
+- `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
+  convention settled (each with its reason).
+
+Writes `data/natural_pairs.csv` (decided pairs: ad_id_a, ad_id_b, label, dup_type, stratum,
+corpus, round, reason) and `data/natural_pairs_unsure.csv` (pairs read but not decided: never
+trained or scored on), and prints the agreement figures (Cohen's kappa).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+from sklearn.metrics import cohen_kappa_score
+
+HERE = Path(__file__).resolve().parent
+JUDGEMENTS = HERE / "judgements"
+COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
+
+
+def _readers(prefix: str) -> pd.DataFrame:
+    parts = [
+        pd.read_csv(path, dtype=str, keep_default_na=False).assign(reader=int(path.stem.rsplit("_", 1)[1]))
+        for path in sorted(JUDGEMENTS.glob(f"{prefix}_reader_*.csv"))
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def agreement(first: pd.Series, second: pd.Series) -> dict[str, float]:
+    """Cohen's kappa of two reads: over pairs both decided, and with `unsure` as a third answer."""
+    decided = (first != "unsure") & (second != "unsure")
+    return {
+        "pairs": int(len(first)),
+        "both_decided": int(decided.sum()),
+        "agree_decided": float((first[decided] == second[decided]).mean()),
+        "kappa_decided": float(cohen_kappa_score(first[decided], second[decided])),
+        "kappa_three_answers": float(cohen_kappa_score(first, second)),
+    }
+
+
+def round2() -> tuple[pd.DataFrame, dict[str, float]]:
+    """First reads of the new pairs, and the agreement of the blind second reads with them."""
+    pairs = pd.read_csv(JUDGEMENTS / "round2_pairs.csv", dtype=str)
+    reads = _readers("round2").merge(
+        pd.read_csv(JUDGEMENTS / "round2_assignments.csv", dtype={"pair_id": str}), on=["pair_id", "reader"]
+    )
+    first = reads[reads["read"] == 1].set_index("pair_id")
+    second = reads[reads["read"] == 2].set_index("pair_id")
+    figures = agreement(first.loc[second.index, "label"], second["label"])
+    disagree = second.index[first.loc[second.index, "label"] != second["label"]]
+    decided = pairs.merge(first[["label", "dup_type", "reason"]], left_on="pair_id", right_index=True)
+    decided["round"] = "2"
+    decided.attrs["disagree"] = list(disagree)
+    return decided, figures
+
+
+def reread_round1() -> tuple[pd.DataFrame, dict[str, float]]:
+    """Round 1's pairs as read again under the definition, and their agreement with round 1."""
+    first = pd.read_csv(JUDGEMENTS / "round1.csv", dtype=str, keep_default_na=False)
+    pairs = pd.read_csv(JUDGEMENTS / "reread_pairs.csv", dtype=str)
+    again = pairs.merge(_readers("reread")[["pair_id", "label", "dup_type", "reason"]], on="pair_id")
+    both = again.merge(first[["ad_id_a", "ad_id_b", "label", "stratum", "corpus"]], on=["ad_id_a", "ad_id_b"])
+    figures = agreement(both["label_y"], both["label_x"])
+    decided = both.rename(columns={"label_x": "label"}).drop(columns=["label_y"])
+    decided["stratum"] = "r1:" + decided["stratum"]
+    decided["round"] = "1"
+    return decided, figures
+
+
+def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]:
+    """Decided pairs, unsure pairs and agreement figures."""
+    new, new_agreement = round2()
+    old, old_agreement = reread_round1()
+    judged = pd.concat([old, new], ignore_index=True)
+    adjudicated = pd.read_csv(JUDGEMENTS / "adjudications.csv", dtype=str, keep_default_na=False)
+    unresolved = set(new.attrs["disagree"]) - set(adjudicated["pair_id"])
+    if unresolved:
+        raise SystemExit(f"two reads disagree and no adjudication is given: {sorted(unresolved)}")
+    judged = judged.set_index("pair_id")
+    for column in ("label", "dup_type", "reason"):
+        judged.loc[adjudicated["pair_id"], column] = adjudicated[column].to_numpy()
+    judged = judged.reset_index()
+    judged["dup_type"] = judged["dup_type"].where(judged["label"] == "1", "")
+    low = judged[["ad_id_a", "ad_id_b"]].min(axis=1)
+    high = judged[["ad_id_a", "ad_id_b"]].max(axis=1)
+    judged["ad_id_a"], judged["ad_id_b"] = low, high
+    judged = judged.drop_duplicates(["ad_id_a", "ad_id_b"], keep="last")
+    decided = judged[judged["label"].isin(["0", "1"])].sort_values(["round", "ad_id_a", "ad_id_b"])
+    unsure = judged[judged["label"] == "unsure"].sort_values(["round", "ad_id_a", "ad_id_b"])
+    return decided[COLUMNS], unsure[COLUMNS], {"second_reads": new_agreement, "round1_reread": old_agreement}
+
+
+def main() -> None:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    decided, unsure, figures = assemble()
+    decided.to_csv(args.out / "natural_pairs.csv", index=False)
+    unsure.drop(columns=["dup_type"]).to_csv(args.out / "natural_pairs_unsure.csv", index=False)
+    for name, values in figures.items():
+        print(name, {k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()})
+    positives = decided[decided["label"] == "1"]
+    print(
+        f"{len(decided)} decided pairs ({len(positives)} duplicates: "
+        f"{positives['dup_type'].value_counts().to_dict()}), {len(unsure)} unsure"
+    )
+
+
+if __name__ == "__main__":
+    main()
