@@ -472,6 +472,8 @@ _LEGAL_TRAILING = (
     | _LEGAL_CUT
 )
 # Country/region words at the end: "The Works UK", "MBE - Netherlands", "Amazon ... EMEA".
+LEGAL_FORM_WORDS = _LEGAL_TRAILING
+"""Words of legal forms that normalised company names drop ("gmbh", "ltd", "inc", "bv", "ag", ...)."""
 _COMPANY_TRAILING_GEO = frozenset(
     "uk usa emea europe eu india germany deutschland netherlands nederland israel canada france "
     "austria osterreich schweiz switzerland international".split()

@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
-from xxhash import xxh3_64_intdigest
 
-from features.shingle_sets import ShingleSets, intersection_sizes, sorted_unique
+from features.employers import employer_conflict
+from features.mentions import named_in_other_text
+from features.shingle_sets import ShingleSets, intersection_sizes, word_sets
+from features.titles import specific_words_only_one_side, title_level_differs
 
 FEATURES: list[str] = [
     "minhash_core",
@@ -41,16 +43,22 @@ FEATURES: list[str] = [
     "title_token_set",
     "title_equal",
     "title_level_differs",
-    "title_words_only_one_side",
+    "title_specific_only_min",
+    "title_specific_only_max",
     "company_token_set",
     "company_equal",
+    "employer_conflict",
+    "employer_named_in_text",
     "occupation_token_set",
     "location_conflict",
+    "place_named_in_text",
+    "requisition_match",
     "email_match",
     "phone_match",
     "domain_match",
     "date_gap_days",
     "same_source",
+    "sides_without_text",
 ]
 
 
@@ -66,6 +74,9 @@ class PairInputs:
         signatures: MinHash signatures of the core text, (n_ads, num_perm).
         words: word count of the whole description per ad.
         core_words: word count of the core text per ad.
+        employer_words: words naming the ad's employer (`pipeline.evidence.employer_words`).
+        place_words: words naming the ad's most specific place (`pipeline.evidence.place_words`).
+        mentions: the employer and place words of the batch that the ad's text contains.
     """
 
     fields: pd.DataFrame
@@ -75,6 +86,9 @@ class PairInputs:
     signatures: np.ndarray
     words: np.ndarray
     core_words: np.ndarray
+    employer_words: ShingleSets
+    place_words: ShingleSets
+    mentions: ShingleSets
 
 
 def _overlap(sets: ShingleSets, left: np.ndarray, right: np.ndarray, threads: int) -> tuple[np.ndarray, ...]:
@@ -141,96 +155,6 @@ def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.n
     return out
 
 
-LEVEL_WORDS = frozenset(
-    [
-        "senior",
-        "junior",
-        "lead",
-        "principal",
-        "staff",
-        "head",
-        "chief",
-        "director",
-        "manager",
-        "intern",
-        "internship",
-        "trainee",
-        "graduate",
-        "entry",
-        "associate",
-        "assistant",
-        "vp",
-        "apprentice",
-        "apprenticeship",
-        "werkstudent",
-        "praktikant",
-        "praktikum",
-        "stagiaire",
-        "stage",
-        "alternance",
-        "medior",
-        "mid",
-        "student",
-        "expert",
-        "specialist",
-        "supervisor",
-        "coordinator",
-        "officer",
-        "1",
-        "2",
-        "3",
-        "4",
-        "5",
-        "i",
-        "ii",
-        "iii",
-        "iv",
-        "v",
-    ]
-)
-
-
-def _word_sets(values: pd.Series) -> ShingleSets:
-    """Per row, the set of its words as 32-bit hashes (empty where missing); vectorised over the
-    distinct strings, each distinct word hashed once."""
-    codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""))
-    words = pd.Series(uniques, dtype=object).str.split().explode().dropna()
-    word_codes, distinct_words = pd.factorize(words)
-    word_hash = np.fromiter(
-        (xxh3_64_intdigest(w.encode()) for w in distinct_words), np.uint64, len(distinct_words)
-    ).astype(np.uint32)
-    row_and_hash = sorted_unique(
-        (words.index.to_numpy(np.uint64) << np.uint64(32)) | word_hash[word_codes].astype(np.uint64)
-    )
-    rows = (row_and_hash >> np.uint64(32)).astype(np.int64)
-    indptr = np.zeros(len(uniques) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=len(uniques)), out=indptr[1:])
-    unique_sets = ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
-    return unique_sets.subset(codes)
-
-
-def _title_differences(
-    titles: pd.Series, left: np.ndarray, right: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per pair: do the seniority/level words differ (1/0), and how many words are in one title only.
-
-    A senior and a junior role, or level II and III, are different vacancies even when the body
-    text is one template. NaN where either title is missing.
-    """
-    present = titles.notna().to_numpy()
-    title_codes, distinct_titles = pd.factorize(titles.astype(object).where(titles.notna(), ""))
-    levels = [" ".join(sorted(set(t.split()) & LEVEL_WORDS)) for t in distinct_titles]
-    level_code = pd.factorize(np.array(levels, dtype=object))[0][title_codes] if len(levels) else title_codes
-    words = _word_sets(titles)
-    shared = intersection_sizes(words, left, right)
-    both = present[left] & present[right]
-    level_differs = np.where(both, (level_code[left] != level_code[right]).astype(float), np.nan)
-    only_one_side = np.where(
-        both, (words.sizes[left] + words.sizes[right] - 2 * shared).astype(float), np.nan
-    )
-    return level_differs, only_one_side
-
-
 def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """1 where both ads name a place and neither place appears in the other's location; 0 where
     they agree, one names the other's city ("Filton, Bristol" / "Bristol"), or one side is only
@@ -240,7 +164,7 @@ def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray
     """
     city_same = _equal(fields["city"], left, right)
     out = np.where(np.isnan(city_same), 0.0, 1.0 - city_same)
-    cities, places = _word_sets(fields["city"]), _word_sets(fields["location"])
+    cities, places = word_sets(fields["city"]), word_sets(fields["location"])
     a_in_b = intersection_sizes(cities, left, right, other=places) == cities.sizes[left]
     b_in_a = intersection_sizes(cities, right, left, other=places) == cities.sizes[right]
     out[(out == 1.0) & (a_in_b | b_in_a)] = 0.0
@@ -297,8 +221,9 @@ def build_pair_features(
     out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio, threads)
     out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio, threads)
     out["title_equal"] = _equal(fields["title_tokens"], left, right)
-    out["title_level_differs"], out["title_words_only_one_side"] = _title_differences(
-        fields["title"], left, right
+    out["title_level_differs"] = title_level_differs(fields["title"], left, right)
+    out["title_specific_only_min"], out["title_specific_only_max"] = specific_words_only_one_side(
+        fields["title"], fields["location"], left, right
     )
     out["company_token_set"] = _string_similarity(
         fields["company"], left, right, fuzz.token_set_ratio, threads
@@ -308,14 +233,30 @@ def build_pair_features(
         fields["occupation"], left, right, fuzz.token_set_ratio, threads
     )
     out["location_conflict"] = _location_conflict(fields, left, right)
+    out["place_named_in_text"] = named_in_other_text(inputs.place_words, inputs.mentions, left, right)
+    out["requisition_match"] = _shared_item(fields["refs"], left, right)
     out["email_match"] = _shared_item(fields["emails"], left, right)
     out["phone_match"] = _shared_item(fields["phones"], left, right)
     out["domain_match"] = _shared_item(fields["domains"], left, right)
+    out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
+    shared_contact = np.fmax.reduce(
+        [out[name] for name in ("email_match", "phone_match", "domain_match", "requisition_match")]
+    )
+    out["employer_conflict"] = employer_conflict(
+        fields["company"],
+        left,
+        right,
+        out["company_token_set"],
+        out["employer_named_in_text"],
+        shared_contact,
+        out["containment_core_max"],
+    )
     posted = fields["posted_at"].to_numpy(dtype="datetime64[ns]")
     gap = np.abs((posted[left] - posted[right]).astype("timedelta64[h]").astype(float)) / 24.0
     gap[np.isnat(posted[left]) | np.isnat(posted[right])] = np.nan
     out["date_gap_days"] = gap
     out["same_source"] = _equal(fields["source"], left, right)
+    out["sides_without_text"] = ((inputs.words[left] == 0).astype(float) + (inputs.words[right] == 0)).astype(float)
     return pd.DataFrame({name: out[name] for name in FEATURES})
 
 
@@ -338,9 +279,17 @@ INCREASING_FEATURES = {
     "email_match",
     "phone_match",
     "domain_match",
+    "requisition_match",
+    "place_named_in_text",
 }
 # -1: a higher value can only make a duplicate less likely.
-DECREASING_FEATURES = {"title_level_differs", "location_conflict"}
+DECREASING_FEATURES = {
+    "title_level_differs",
+    "title_specific_only_min",
+    "title_specific_only_max",
+    "location_conflict",
+    "employer_conflict",
+}
 
 
 def monotone_constraints(feature_names: list[str]) -> list[int]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from xxhash import xxh3_64_intdigest
 
 from features.kernels import intersection_counts
 
@@ -112,3 +114,27 @@ def intersection_sizes(
     return intersection_counts(
         sets.indptr, sets.values, right_sets.indptr, right_sets.values, left, right, threads
     )
+
+
+def word_sets(values: pd.Series) -> ShingleSets:
+    """Per row, the set of its whitespace-separated words as 32-bit hashes (empty where missing);
+    vectorised over the distinct strings, each distinct word hashed once.
+
+    Example:
+        >>> word_sets(pd.Series(["data engineer", None, "engineer data data"])).sizes.tolist()
+        [2, 0, 2]
+    """
+    codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""))
+    words = pd.Series(uniques, dtype=object).str.split().explode().dropna()
+    word_codes, distinct_words = pd.factorize(words)
+    word_hash = np.fromiter(
+        (xxh3_64_intdigest(w.encode()) for w in distinct_words), np.uint64, len(distinct_words)
+    ).astype(np.uint32)
+    row_and_hash = sorted_unique(
+        (words.index.to_numpy(np.uint64) << np.uint64(32)) | word_hash[word_codes].astype(np.uint64)
+    )
+    rows = (row_and_hash >> np.uint64(32)).astype(np.int64)
+    indptr = np.zeros(len(uniques) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(uniques)), out=indptr[1:])
+    unique_sets = ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    return unique_sets.subset(codes)

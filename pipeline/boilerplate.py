@@ -2,13 +2,16 @@
 
 A block (paragraph, list item, sentence of a long line) that appears in ads with at least
 `min_titles` distinct job titles is a company blurb, an equal-opportunity statement, a footer or
-site navigation, not the vacancy. Such blocks are left out of the *core* text, so that a shared
-template does not make two vacancies look alike, while a repost (same title) keeps its text.
+site navigation, not the vacancy; so is a block seen in ads of at least `min_employers` distinct
+employers, whatever their titles (page chrome: a job board's navigation, share buttons, cookie text
+and "similar jobs" widgets listing other ads, which ads of one title at several employers share).
+Such blocks are left out of the *core* text, so that a shared template does not make two vacancies
+look alike, while a repost (same title, same employer) keeps its text.
 
 Example:
     >>> block_hash = np.array([7, 7, 7, 9], dtype=np.uint64)
     >>> block_doc = np.array([0, 1, 2, 2])
-    >>> find_boilerplate_blocks(block_hash, block_doc, np.array([0, 1, 2]), min_titles=3).tolist()
+    >>> find_boilerplate_blocks(block_hash, block_doc, np.array([0, 1, 2]), 3, np.zeros(3, int), 3).tolist()
     [7]
 """
 
@@ -22,14 +25,23 @@ from pipeline.tokenizer import Tokens
 
 
 def find_boilerplate_blocks(
-    block_hash: np.ndarray, block_doc: np.ndarray, doc_title_code: np.ndarray, min_titles: int
+    block_hash: np.ndarray,
+    block_doc: np.ndarray,
+    doc_title_code: np.ndarray,
+    min_titles: int,
+    doc_employer_code: np.ndarray,
+    min_employers: int,
 ) -> np.ndarray:
-    """Hashes of blocks seen in ads with at least `min_titles` distinct title codes (sorted)."""
+    """Hashes of blocks seen in ads with at least `min_titles` distinct title codes or at least
+    `min_employers` distinct employer codes (sorted)."""
     if len(block_hash) == 0:
         return np.zeros(0, dtype=np.uint64)
-    seen = pd.DataFrame({"block": block_hash, "title": doc_title_code[block_doc]}).drop_duplicates()
-    titles_per_block = seen.groupby("block", sort=True).size()
-    return np.sort(titles_per_block.index[titles_per_block.to_numpy() >= min_titles].to_numpy(np.uint64))
+    found = []
+    for codes, least in ((doc_title_code, min_titles), (doc_employer_code, min_employers)):
+        seen = pd.DataFrame({"block": block_hash, "code": codes[block_doc]}).drop_duplicates()
+        per_block = seen.groupby("block", sort=True).size()
+        found.append(per_block.index[per_block.to_numpy() >= least].to_numpy(np.uint64))
+    return merge_block_sets(*found)
 
 
 def core_word_mask(tokens: Tokens, boilerplate: np.ndarray) -> np.ndarray:

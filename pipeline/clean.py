@@ -32,6 +32,20 @@ _NEWLINES = re.compile(r"\s*\n\s*")
 _BULLETS = re.compile(r"^[\-\u2022\u25cf\u25aa\u2013\u2014·•*]+\s*", re.MULTILINE)
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 LONG_LINE_CHARS = 300
+# Job boards append lists of *other* ads ("Weitere IT Jobs in Salzburg", "Alle 99 Jobs anzeigen",
+# "Ähnliche Jobs", "See this and similar jobs on LinkedIn"), naming their titles and employers:
+# page chrome that makes unrelated ads share text. Everything from such a heading on is cut when
+# it starts in the last 70 % of the text (a heading at the top is more likely the ad's own).
+_WIDGET_HEADING = re.compile(
+    r"\bweitere\s[^.!?\n]{0,80}?\bjobs\s+in\b|\balle\s+\d[\d.]*\s+jobs\s+anzeigen|\bähnliche\s+(?:jobs|stellen(?:angebote)?)\b"
+    r"|\bsee\s+this\s+and\s+similar\s+jobs\b|^[^\S\n]*similar\s+jobs[^\S\n]*:?[^\S\n]*$|\bpeople\s+also\s+viewed\b"
+    r"|\bjobs\s+you\s+may\s+(?:be\s+interested\s+in|like)\b|\bvergelijkbare\s+vacatures\b"
+    r"|\boffres\s+(?:d'emploi\s+)?similaires\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Lower-case words one of which every heading holds: most texts hold none and are not searched.
+_WIDGET_CUES = ("weitere ", "jobs anzeigen", "ähnliche", "similar jobs", "also viewed", "you may", "vergelijkbare", "similaires")
+WIDGET_MIN_START = 0.3
 
 
 def _markdown_replacement(match: re.Match[str]) -> str:
@@ -85,8 +99,25 @@ def strip_markup(text: str) -> str:
     return html.unescape(_ANY_TAG.sub(" ", text))
 
 
+def cut_listing_widgets(text: str) -> str:
+    """The text without a job board's list of other ads at its end (see `_WIDGET_HEADING`).
+
+    Example:
+        >>> cut_listing_widgets("Wir suchen eine:n Admin in Graz. Weitere IT Jobs in Graz Alle 9 Jobs anzeigen")
+        'Wir suchen eine:n Admin in Graz. '
+    """
+    lowered = text.lower()
+    if not any(cue in lowered for cue in _WIDGET_CUES):
+        return text
+    for heading in _WIDGET_HEADING.finditer(text):
+        if heading.start() >= WIDGET_MIN_START * len(text):
+            return text[: heading.start()]
+    return text
+
+
 def text_for_kernel(text: str) -> str:
-    """Markup stripped and, where the text is not ASCII and not yet NFKC, NFKC-normalised.
+    """Markup stripped, job boards' lists of other ads cut (`cut_listing_widgets`) and, where the
+    text is not ASCII and not yet NFKC, NFKC-normalised.
 
     Case folding and invisible marks are left to the compiled tokeniser (`pipeline.tokenizer`);
     whitespace, bullets and Markdown are left alone: tokenising only keeps words, line breaks and
@@ -94,6 +125,7 @@ def text_for_kernel(text: str) -> str:
     """
     if "<" in text or "&" in text:
         text = strip_markup(text)
+    text = cut_listing_widgets(text)
     if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
         return unicodedata.normalize("NFKC", text)
     return text
@@ -111,7 +143,7 @@ def normalize_unicode(text: str) -> str:
 
 def clean_description(text: str) -> str:
     """Full text cleaning of one description: markup removed, Unicode normalised, bullets dropped."""
-    return _BULLETS.sub("", normalize_unicode(html_to_text(text)))
+    return _BULLETS.sub("", normalize_unicode(html_to_text(text))).strip()
 
 
 def split_blocks(cleaned: str) -> list[str]:

@@ -24,6 +24,9 @@ class Config:
         max_description_chars: descriptions longer than this are cut (with a warning).
         boilerplate_min_titles: a text block seen in ads with at least this many distinct titles
             is corpus boilerplate (company blurb, equal-opportunity text, footer).
+        boilerplate_min_employers: a text block seen in ads of at least this many distinct
+            employers is page chrome or a shared footer (navigation, share buttons, "similar
+            jobs" widgets listing other ads, cookie text), whatever the titles.
         max_bucket_size: LSH buckets or field blocks with more ads than this are capped
             (only neighbours in sorted order are paired) and reported.
         target_precision: the decision threshold is the lowest score reaching this precision
@@ -45,6 +48,7 @@ class Config:
     seed: int = 1
     max_description_chars: int = 100_000
     boilerplate_min_titles: int = 3
+    boilerplate_min_employers: int = 3
     max_bucket_size: int = 200
     target_precision: float = 0.98
     validation_fraction: float = 0.25

@@ -18,9 +18,11 @@ from joblib.externals.loky import get_reusable_executor
 
 from features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from features.pairs import PairInputs
+from features.requisitions import requisition_numbers
 from features.shingle_sets import ShingleSets
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
 from pipeline.config import Config
+from pipeline.evidence import employer_words, may_name_requisition, mention_sets, place_words, vocabulary
 from pipeline.sketch import kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
 from pipeline.tokenizer import Tokens
 
@@ -71,14 +73,26 @@ class _PreparedChunk:
     signatures: np.ndarray
     words: np.ndarray
     core_words: np.ndarray
+    employer_words: ShingleSets
+    place_words: ShingleSets
+    mentions: ShingleSets
     boilerplate: np.ndarray
     status: pd.Series
 
 
+def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
+    """The words of every employer and place of these ads that a text may mention (see
+    `pipeline.evidence`); every ad row counts, whatever its normalised city."""
+    column = lambda name: ads[name] if name in ads.columns else pd.Series(pd.NA, index=ads.index)  # noqa: E731
+    locations = column("location")
+    return vocabulary(employer_words(column("company")), place_words(locations, locations))
+
+
 def _prepare_chunk(
-    ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray, threads: int
+    ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray, names: np.ndarray, threads: int
 ) -> _PreparedChunk:
-    """Stages 1-2 for one slice of ads; boilerplate = known ∪ what this slice shows.
+    """Stages 1-2 for one slice of ads; boilerplate = known ∪ what this slice shows; `names` = the
+    batch's `name_vocabulary`.
 
     Field normalisation (Python) runs in a second thread while the compiled text kernels, which
     release the GIL, tokenise and shingle on `threads` threads.
@@ -94,9 +108,17 @@ def _prepare_chunk(
             tokens.word_hash, tokens.doc_ptr, 1, keep=tokens.word_is_number, threads=threads
         )
         fields = fields_job.result().reset_index(drop=True)
+    searched = ads["description"].where(may_name_requisition(tokens))
+    fields["refs"] = requisition_numbers(ads["title"], searched, ads["url"]).to_numpy()
     title_codes = pd.factorize(fields["title_tokens"].fillna("\x00none"))[0]
+    employer_codes = pd.factorize(fields["company"].fillna("\x00none"))[0]
     boilerplate_here = find_boilerplate_blocks(
-        tokens.block_hash, tokens.block_doc, title_codes, config.boilerplate_min_titles
+        tokens.block_hash,
+        tokens.block_doc,
+        title_codes,
+        config.boilerplate_min_titles,
+        employer_codes,
+        config.boilerplate_min_employers,
     )
     keep = core_word_mask(tokens, merge_block_sets(known_boilerplate, boilerplate_here))
     # Ads whose whole text is boilerplate are sketched on their full text, so re-scrapes still meet.
@@ -109,6 +131,9 @@ def _prepare_chunk(
         signatures=minhash_signatures(core, config.num_perm, config.seed, threads),
         words=tokens.words_per_doc,
         core_words=_kept_per_doc(tokens, keep),
+        employer_words=employer_words(ads["company"]),
+        place_words=place_words(ads["location"], fields["city"]),
+        mentions=mention_sets(tokens, names, keep),
         boilerplate=boilerplate_here,
         status=_status(tokens.words_per_doc, fields),
     )
@@ -120,8 +145,12 @@ def prepare_batch(
     known_boilerplate: np.ndarray,
     on_slice: Callable[[int], object] | None = None,
     descriptions: Iterable[pd.Series] | None = None,
+    names: np.ndarray | None = None,
 ) -> PreparedBatch:
     """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what the batch shows.
+
+    `names` (default: `name_vocabulary(ads)`) are the employer and place words whose mentions in
+    the texts are kept; ads prepared apart but compared together must share one vocabulary.
 
     Batches larger than `config.chunk_size` are cut into consecutive slices prepared by
     `config.jobs` processes (one slice alone uses `config.jobs` threads in the compiled kernels;
@@ -145,6 +174,7 @@ def prepare_batch(
     slices: Iterable[pd.DataFrame] = (needed.iloc[start : start + config.chunk_size] for start in starts)
     if descriptions is not None:
         slices = _with_descriptions(slices, descriptions)
+    names = name_vocabulary(ads) if names is None else names
     in_processes = len(starts) > 1 and config.jobs > 1
     if in_processes:
         # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes.
@@ -153,9 +183,11 @@ def prepare_batch(
         parallel = Parallel(
             n_jobs=config.jobs, backend="loky", return_as="generator", pre_dispatch="n_jobs + 1"
         )
-        prepared = parallel(delayed(_prepare_chunk)(part, config, known_boilerplate, 1) for part in slices)
+        prepared = parallel(
+            delayed(_prepare_chunk)(part, config, known_boilerplate, names, 1) for part in slices
+        )
     else:
-        prepared = (_prepare_chunk(part, config, known_boilerplate, config.jobs) for part in slices)
+        prepared = (_prepare_chunk(part, config, known_boilerplate, names, config.jobs) for part in slices)
     parts: list[dict[str, object]] = []
     for part in prepared:
         parts.append({f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
@@ -173,6 +205,9 @@ def prepare_batch(
         signatures=np.concatenate(_take(parts, "signatures")),
         words=np.concatenate(_take(parts, "words")),
         core_words=np.concatenate(_take(parts, "core_words")),
+        employer_words=ShingleSets.concatenate(_take(parts, "employer_words")),
+        place_words=ShingleSets.concatenate(_take(parts, "place_words")),
+        mentions=ShingleSets.concatenate(_take(parts, "mentions")),
     )
     return PreparedBatch(
         ads=ads,

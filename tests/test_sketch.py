@@ -87,7 +87,8 @@ def test_block_shared_by_many_titles_is_boilerplate_but_not_a_reposted_vacancy()
     texts = [f"role {i} text here\n{blurb}" for i in range(3)] + ["repost body kept\nrepost body kept"]
     tokens = tokenize(texts)
     titles = np.array([0, 1, 2, 3])
-    boilerplate = find_boilerplate_blocks(tokens.block_hash, tokens.block_doc, titles, min_titles=3)
+    one_employer = np.zeros(4, dtype=np.int64)
+    boilerplate = find_boilerplate_blocks(tokens.block_hash, tokens.block_doc, titles, 3, one_employer, 3)
     assert len(boilerplate) == 1
     keep = core_word_mask(tokens, boilerplate)
     assert keep.sum() == tokens.word_hash.size - 3 * len(blurb.split())

@@ -1,0 +1,99 @@
+"""Employer conflict: two known, clearly different employers are not one vacancy — unless one ad
+is an agency (or reposting) ad whose details match the other.
+
+Names are compared normalised (`features.normalize.normalize_company`: legal forms, case and
+punctuation aside); "clearly different" means neither equal nor fuzzy-similar (rapidfuzz
+token-set ratio below 0.9, so "DKB | Deutsche Kreditbank" and "Deutsche Kreditbank" agree) nor
+one the initials of the other ("AMD" / "Advanced Micro Devices"). Evidence that links two
+different names (the definition's agency rule): one ad's text names the other's employer, the ads
+share an e-mail, phone or web domain, or a requisition number, or their core texts are largely
+the same (an agency copying the employer's ad; the classifier then weighs the details).
+
+Example:
+    >>> companies = pd.Series(["advanced micro devices", "amd", "merkur versicherung"])
+    >>> similarity = np.array([0.3, 0.2])
+    >>> no = np.array([np.nan, np.nan])
+    >>> employer_conflict(companies, np.array([0, 0]), np.array([1, 2]), similarity, no, no, no).tolist()
+    [0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from rapidfuzz import fuzz
+
+
+SIMILAR_NAMES = 0.9
+"""Token-set ratio (0..1) from which two normalised names are one employer written two ways."""
+SHARED_TEXT_LINK = 0.6
+"""Core-text containment from which two employers' ads are an agency copy of one ad."""
+
+
+_LINK_WORDS = frozenset("of for and the de des du la le van von und et y".split())
+
+
+def _is_acronym(a: str, b: str) -> bool:
+    """One name is the initials of the other, with or without its small words ("amd" / "advanced
+    micro devices", "nice" / "national institute for health and care excellence")."""
+    short, long = sorted((a, b), key=len)
+    short = short.replace(" ", "")
+    words = long.split()
+    if len(short) < 2 or len(words) < 2:
+        return False
+    every = "".join(w[0] for w in words)
+    content = "".join(w[0] for w in words if w not in _LINK_WORDS)
+    return short in (every, content)
+
+
+def same_employer_names(a: str, b: str) -> bool:
+    """Two normalised names that are one employer written two ways (fuzzy-similar, or initials).
+
+    Example:
+        >>> same_employer_names("dkb deutsche kreditbank", "deutsche kreditbank"), same_employer_names("amd", "advanced micro devices")
+        (True, True)
+    """
+    return fuzz.token_set_ratio(a, b) / 100 >= SIMILAR_NAMES or _is_acronym(a, b)
+
+
+def _acronym_pairs(companies: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Per pair, whether one company is the initials of the other; each distinct pair checked once."""
+    names = companies.astype(object).to_numpy()
+    frame = pd.DataFrame({"a": names[left], "b": names[right]})
+    distinct = frame.drop_duplicates()
+    verdict = [_is_acronym(str(a), str(b)) for a, b in zip(distinct["a"], distinct["b"])]
+    found = pd.Series(verdict, index=pd.MultiIndex.from_frame(distinct), dtype=bool)
+    return found.reindex(pd.MultiIndex.from_frame(frame)).to_numpy(dtype=bool)
+
+
+def employer_conflict(
+    companies: pd.Series,
+    left: np.ndarray,
+    right: np.ndarray,
+    similarity: np.ndarray,
+    named: np.ndarray,
+    shared_contact: np.ndarray,
+    shared_text: np.ndarray,
+) -> np.ndarray:
+    """1 where both employers are known, clearly different and nothing links them; 0 where they are
+    one employer or linked by evidence; NaN where either is unknown.
+
+    Args:
+        companies: normalised company names, one per ad.
+        similarity: token-set ratio of the two names, 0..1 (NaN where a name is missing).
+        named: 1 where one ad's text names the other's employer
+            (`features.mentions.named_in_other_text`).
+        shared_contact: 1 where the ads share an e-mail, phone, web domain or requisition number
+            (the largest of those features; NaN where none is known).
+        shared_text: containment of the smaller core text in the larger (NaN without text).
+    """
+    present = companies.notna().to_numpy()
+    known = present[left] & present[right]
+    out = np.where(known, 1.0, np.nan)
+    same = known & (similarity >= SIMILAR_NAMES)
+    unsure = known & ~same
+    if unsure.any():
+        same[unsure] = _acronym_pairs(companies, left[unsure], right[unsure])
+    linked = (named == 1) | (shared_contact == 1) | (shared_text >= SHARED_TEXT_LINK)
+    out[known & (same | linked)] = 0.0
+    return out

@@ -1,0 +1,35 @@
+"""Whether one ad's text names what the other ad's fields name (its employer, its place).
+
+Per ad, `words` are the identifying words of a field (`pipeline.evidence.employer_words`,
+`place_words`) and `mentions` the words of the batch's employers and places found in its text
+(`pipeline.evidence.mention_sets`); all are sorted 32-bit word hashes in `ShingleSets`.
+
+Example:
+    >>> words = ShingleSets.from_lists([[7], [9, 11]])
+    >>> mentions = ShingleSets.from_lists([[9, 11, 40], []])
+    >>> named_in_other_text(words, mentions, np.array([0]), np.array([1])).tolist()
+    [1.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from features.shingle_sets import ShingleSets, intersection_sizes
+
+
+def named_in_other_text(
+    words: ShingleSets, mentions: ShingleSets, left: np.ndarray, right: np.ndarray
+) -> np.ndarray:
+    """1 where one ad's text holds every word of the other's field, 0 where a side has such words and
+    neither text names the other's, NaN where neither side has any."""
+    words_left = words.sizes[left]
+    words_right = words.sizes[right]
+    right_in_left = intersection_sizes(words, right, left, other=mentions)
+    left_in_right = intersection_sizes(words, left, right, other=mentions)
+    named = ((words_right > 0) & (right_in_left == words_right)) | (
+        (words_left > 0) & (left_in_right == words_left)
+    )
+    out = named.astype(float)
+    out[(words_left == 0) & (words_right == 0)] = np.nan
+    return out

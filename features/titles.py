@@ -1,0 +1,123 @@
+"""Title features: another seniority, and words that only one title has and that specify the job.
+
+Reposts reword titles ("Python Developer" / "Backend Developer - Python"), but a word that names a
+team, product, specialism or seniority on one side only often marks another vacancy of the same
+employer ("Frontend" / "Backend", "Accounting Summer Student" / "Summer Student"). Words that say
+nothing about the job (gender tags, "remote", "hiring", "job", the ad's own place) do not count.
+
+Example:
+    >>> titles = pd.Series(["accounting summer student", "summer student"])
+    >>> places = pd.Series([None, None])
+    >>> only = specific_words_only_one_side(titles, places, np.array([0]), np.array([1]))
+    >>> [x.tolist() for x in only]  # fewest and most specific words one title has alone
+    [[0.0], [1.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from features.shingle_sets import intersection_sizes, word_sets
+
+LEVEL_WORDS = frozenset(
+    [
+        "senior",
+        "junior",
+        "lead",
+        "principal",
+        "staff",
+        "head",
+        "chief",
+        "director",
+        "manager",
+        "intern",
+        "internship",
+        "trainee",
+        "graduate",
+        "entry",
+        "associate",
+        "assistant",
+        "vp",
+        "apprentice",
+        "apprenticeship",
+        "werkstudent",
+        "praktikant",
+        "praktikum",
+        "stagiaire",
+        "stage",
+        "alternance",
+        "medior",
+        "mid",
+        "student",
+        "expert",
+        "specialist",
+        "supervisor",
+        "coordinator",
+        "officer",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "i",
+        "ii",
+        "iii",
+        "iv",
+        "v",
+    ]
+)
+
+
+TITLE_FILLER_WORDS = frozenset(
+    (
+        "m w d f h x mwd wmd mfd fmd all gender genders diverse divers remote hybrid onsite site home "
+        "office job jobs vacancy vacancies hiring urgent urgently immediate immediately start new "
+        "opportunity role position wanted needed required the a an and or of for in at to with on "
+        "de en und et la le der die das im bei fur für van het een el y e il di da"
+    ).split()
+)
+"""Title words that never make two vacancies (gender tags, filler, prepositions)."""
+
+
+def title_level_differs(titles: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Per pair: 1 where the seniority/level words of the two titles differ, 0 where they agree, NaN
+    where either title is missing. A senior and a junior role, or level II and III, are different
+    vacancies even when the body text is one template."""
+    present = titles.notna().to_numpy()
+    title_codes, distinct_titles = pd.factorize(titles.astype(object).where(titles.notna(), ""))
+    levels = [" ".join(sorted(set(t.split()) & LEVEL_WORDS)) for t in distinct_titles]
+    level_code = pd.factorize(np.array(levels, dtype=object))[0][title_codes] if len(levels) else title_codes
+    both = present[left] & present[right]
+    return np.where(both, (level_code[left] != level_code[right]).astype(float), np.nan)
+
+
+def _specific_titles(titles: pd.Series, places: pd.Series) -> pd.Series:
+    """Each title without filler words and without the words of the ad's own place."""
+    frame = pd.DataFrame({"title": titles.astype(object), "place": places.astype(object)})
+    codes, distinct = pd.factorize(pd.MultiIndex.from_frame(frame.fillna("")))
+    kept = []
+    for title, place in distinct:
+        dropped = TITLE_FILLER_WORDS | set(str(place).split())
+        kept.append(" ".join(w for w in str(title).split() if w not in dropped))
+    return pd.Series(np.asarray(kept, dtype=object)[codes], index=titles.index).where(titles.notna())
+
+
+def specific_words_only_one_side(
+    titles: pd.Series, places: pd.Series, left: np.ndarray, right: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair, how many specific words (not filler, not the ad's own place) each title has that the
+    other title lacks: (the smaller count, the larger count); NaN where either title is missing.
+
+    A smaller count above 0 means both titles name something the other does not ("Frontend" /
+    "Backend"); a larger count above 0 with a smaller count of 0 means one title only adds words.
+    """
+    present = titles.notna().to_numpy()
+    specific = word_sets(_specific_titles(titles, places))
+    words = word_sets(titles)
+    only_left = specific.sizes[left] - intersection_sizes(specific, left, right, other=words)
+    only_right = specific.sizes[right] - intersection_sizes(specific, right, left, other=words)
+    both = present[left] & present[right]
+    smaller = np.where(both, np.minimum(only_left, only_right).astype(float), np.nan)
+    larger = np.where(both, np.maximum(only_left, only_right).astype(float), np.nan)
+    return smaller, larger

@@ -1,0 +1,161 @@
+"""Per-ad evidence read from the tokens of a batch: names and places the text mentions, and which
+texts may name a requisition number.
+
+A pair of ads from two known employers is one vacancy only when one is an agency ad whose text
+names the other's employer (or they share a contact or reference); a listing city that the other
+ad's text names ("based in Bristol or London") is no conflict. Both checks compare *word sets*:
+
+- `employer_words` and `place_words`: the words of each ad's company and of the most specific part
+  of its location, as the tokeniser hashes them (case-folded, accents kept, as in the text),
+  without legal forms and generic words ("GmbH", "Group", "Solutions", "Remote"), and for
+  employers without words the texts of many employers use ("Data", "Energy", "Share");
+- `mention_sets`: the words of each ad's text that are a name word of *some* ad being prepared
+  with it (the batch's vocabulary), so the sets stay small (a few words per ad).
+
+"Ad a's text names ad b's employer" is then `name_words(b) ⊆ mentions(a)`: two intersection
+counts per pair, compiled and vectorised over pairs (`features.pairs`).
+
+Example:
+    >>> companies = pd.Series(["Merkur Versicherung AG", "Vega International GmbH"])
+    >>> employer_words(companies).sizes.tolist()  # "AG", "GmbH", "International" name nobody
+    [2, 1]
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from features.normalize import LEGAL_FORM_WORDS
+from features.requisitions import LABEL_WORDS
+from features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from pipeline.sketch import tokenize
+from pipeline.tokenizer import Tokens
+
+GENERIC_NAME_WORDS = frozenset(
+    (
+        "the and und et of for de la le les der die das van von en y e & a an "
+        "group holding holdings international global worldwide solutions solution services service "
+        "systems system technologies technology tech consulting consultants consultancy partners partner "
+        "recruitment recruiting recruiters staffing talent careers career jobs job people resources "
+        "resourcing personnel management digital software company companies enterprises industries "
+        "associates agency network networks labs lab studio studios ventures capital health care "
+        "remote hybrid home office anywhere worldwide city stadt area region county district greater "
+        "metropolitan north south east west central centre center new st saint"
+    ).split()
+)
+"""Words that never identify an employer or a place on their own."""
+REQUISITION_LOOKAHEAD = 3
+"""A text may name a requisition number when a label word is followed within this many words by a
+word holding a digit ("Req ID: 12903")."""
+
+
+COMMON_WORDS_FILE = Path(__file__).resolve().parent.parent / "features" / "common_words.txt"
+"""Words the texts of many employers use (made by `data.make_common_words`): never employer names."""
+
+
+def _word_hashes(words: list[str]) -> np.ndarray:
+    """Sorted 32-bit tokeniser hashes of these words."""
+    return sorted_unique(tokenize(["\n".join(words)]).word_hash.astype(np.uint32))
+
+
+@cache
+def _generic_hashes() -> np.ndarray:
+    return _word_hashes(sorted(GENERIC_NAME_WORDS | LEGAL_FORM_WORDS))
+
+
+@cache
+def _not_employer_hashes() -> np.ndarray:
+    common = COMMON_WORDS_FILE.read_text(encoding="utf-8").split()
+    return sorted_unique(np.concatenate([_generic_hashes(), _word_hashes(common)]))
+
+
+@cache
+def _label_hashes() -> np.ndarray:
+    return _word_hashes(LABEL_WORDS)
+
+
+def employer_words(companies: pd.Series) -> ShingleSets:
+    """Per ad, the words that identify its employer: the company's words without legal forms,
+    generic words and words the texts of many employers use.
+
+    Example:
+        >>> employer_words(pd.Series(["ACME Data Solutions Ltd", None])).sizes.tolist()
+        [1, 0]
+    """
+    return _name_words(companies, _not_employer_hashes())
+
+
+def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
+    """Per ad, the words of the most specific part of its raw location, as written ("München" of
+    "München, Bayern"), where the normalised location has a city; empty elsewhere (a country, a
+    region, remote)."""
+    first = locations.astype(object).where(locations.notna(), None).str.split(",").str[0]
+    return _name_words(first.where(cities.notna().to_numpy(), None), _generic_hashes())
+
+
+def _name_words(names: pd.Series, stop: np.ndarray) -> ShingleSets:
+    """Per row, the 32-bit hashes of the name's words not in `stop`; each distinct name is
+    tokenised once."""
+    codes, distinct = pd.factorize(names.astype(object).where(names.notna(), None))
+    tokens = tokenize([str(name) for name in distinct])
+    hashes = tokens.word_hash.astype(np.uint32)
+    doc = np.repeat(np.arange(len(distinct), dtype=np.uint64), tokens.words_per_doc)
+    keep = ~sorted_member(hashes, stop)
+    row_and_hash = sorted_unique((doc[keep] << np.uint64(32)) | hashes[keep].astype(np.uint64))
+    indptr = np.zeros(len(distinct) + 1, dtype=np.int64)
+    np.cumsum(np.bincount((row_and_hash >> np.uint64(32)).astype(np.int64), minlength=len(distinct)), out=indptr[1:])
+    unique_sets = ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    missing = codes < 0
+    rows = np.where(missing, 0, codes)
+    sets = unique_sets.subset(rows) if len(distinct) else ShingleSets.from_lists([[] for _ in codes])
+    if missing.any() and len(distinct):
+        sizes = np.where(missing, 0, sets.sizes)
+        keep_values = np.repeat(~missing, sets.sizes)
+        indptr = np.zeros(len(codes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        sets = ShingleSets(indptr=indptr, values=sets.values[keep_values])
+    return sets
+
+
+def vocabulary(*word_sets: ShingleSets) -> np.ndarray:
+    """Sorted distinct word hashes of all these sets (the names a text may mention)."""
+    return sorted_unique(np.concatenate([s.values for s in word_sets] or [np.zeros(0, np.uint32)]))
+
+
+def mention_sets(tokens: Tokens, names: np.ndarray, keep: np.ndarray | None = None) -> ShingleSets:
+    """Per document, the distinct words of its text that are in `names` (sorted uint32 hashes);
+    with `keep`, only kept words count (the core text: a "similar jobs" widget naming other
+    employers is page chrome, not the ad's own words)."""
+    hashes = tokens.word_hash.astype(np.uint32)
+    # A 16-bit prefilter keeps the binary search to the few words that may be names.
+    table = np.zeros(1 << 16, dtype=bool)
+    table[names >> np.uint32(16)] = True
+    maybe = np.flatnonzero(table[hashes >> np.uint32(16)] if keep is None else table[hashes >> np.uint32(16)] & keep)
+    hit = maybe[sorted_member(hashes[maybe], names)]
+    doc = np.searchsorted(tokens.doc_ptr, hit, side="right") - 1
+    row_and_hash = sorted_unique((doc.astype(np.uint64) << np.uint64(32)) | hashes[hit].astype(np.uint64))
+    n_docs = tokens.n_docs
+    indptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount((row_and_hash >> np.uint64(32)).astype(np.int64), minlength=n_docs), out=indptr[1:])
+    return ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+
+
+def may_name_requisition(tokens: Tokens) -> np.ndarray:
+    """Per document: a requisition label word ("req", "ref", "vacancy", ...) is followed within
+    `REQUISITION_LOOKAHEAD` words by a word holding a digit (only these texts are searched for
+    requisition numbers with regular expressions)."""
+    hashes = tokens.word_hash.astype(np.uint32)
+    label = np.flatnonzero(sorted_member(hashes, _label_hashes()))
+    doc_of_word = np.searchsorted(tokens.doc_ptr, label, side="right") - 1
+    flagged = np.zeros(tokens.n_docs, dtype=bool)
+    for step in range(1, REQUISITION_LOOKAHEAD + 1):
+        ahead = label + step
+        inside = ahead < tokens.doc_ptr[doc_of_word + 1]
+        number = np.zeros(len(label), dtype=bool)
+        number[inside] = tokens.word_is_number[ahead[inside]]
+        flagged[doc_of_word[number]] = True
+    return flagged
