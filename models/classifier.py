@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import lightgbm as lgb
@@ -66,8 +67,18 @@ class PairClassifier:
             params["monotone_constraints_method"] = "advanced"
         return params
 
-    def fit(self, features: pd.DataFrame, labels: np.ndarray, groups: np.ndarray) -> PairClassifier:
-        """Train on pair features; `groups` keeps each vacancy wholly in train or validation."""
+    def fit(
+        self,
+        features: pd.DataFrame,
+        labels: np.ndarray,
+        groups: np.ndarray,
+        adjust: Callable[[np.ndarray, pd.DataFrame], np.ndarray] | None = None,
+    ) -> PairClassifier:
+        """Train on pair features; `groups` keeps each vacancy wholly in train or validation.
+
+        `adjust(scores, features)` turns validation scores into the probabilities the caller will
+        decide on (e.g. with decision rules applied) before the threshold is chosen.
+        """
         labels = np.asarray(labels, dtype=int)
         if len(np.unique(labels)) < 2:
             raise ValueError("training needs both duplicate and non-duplicate pairs among the candidates")
@@ -90,6 +101,8 @@ class PairClassifier:
         valid_scores = self.booster_.predict(
             features.iloc[valid_idx], num_iteration=self.booster_.best_iteration
         )
+        if adjust is not None:
+            valid_scores = adjust(valid_scores, features.iloc[valid_idx])
         self.threshold_ = threshold_for_precision(valid_scores, labels[valid_idx], self.target_precision)
         self.validation_ = {"pairs": int(len(valid_idx)), "positives": int(labels[valid_idx].sum())}
         return self

@@ -28,10 +28,12 @@ from models.classifier import PairClassifier
 from models.dup_types import assign_dup_types, dup_types_of_pairs, per_type_metrics
 from models.metrics import bcubed, pair_metrics, reduction_ratio
 from models.persistence import load_model_file, save_model_file
+from models.rules import apply_rules, rule_names
 from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import CandidateReport, generate_candidates
 from pipeline.config import Config
 from pipeline.errors import InputWarning
+from pipeline.employer_guard import split_mixed_employers
 from pipeline.group import GroupReport, group_ads
 from pipeline.io import ADS_COLUMNS, Labels
 from pipeline.prepare import PreparedBatch, prepare_batch
@@ -127,7 +129,9 @@ class Deduplicator:
             jobs=self.config.jobs,
         )
         with progress.stage("train", total=len(target), unit="pairs"):
-            self.classifier_.fit(features, target, pd.factorize(np.concatenate(group_parts))[0])
+            self.classifier_.fit(
+                features, target, pd.factorize(np.concatenate(group_parts))[0], adjust=apply_rules
+            )
         self.training_ = {
             "ads": int(sum(len(a) for a in ads_sets)),
             "pairs": len(target),
@@ -144,8 +148,10 @@ class Deduplicator:
 
     # ---------------------------------------------------------------- inference
     def predict_proba(self, pair_features: pd.DataFrame) -> np.ndarray:
-        """(n, 2) probabilities for a table of pair features (`features.pairs.FEATURES`)."""
-        return self.classifier_.predict_proba(pair_features)
+        """(n, 2) probabilities for a table of pair features (`features.pairs.FEATURES`), with the
+        decision rules of `models.rules` applied (a pair a rule holds for gets at most 0.01)."""
+        positive = apply_rules(self.classifier_.predict_proba(pair_features)[:, 1], pair_features)
+        return np.column_stack([1.0 - positive, positive])
 
     def _candidates(self, batch: PreparedBatch) -> tuple[pd.DataFrame, CandidateReport]:
         cfg = self.config
@@ -203,6 +209,9 @@ class Deduplicator:
                 self.config.max_group_size_exact,
                 grouping,
             )
+            labels, grouping.employer_splits = split_mixed_employers(
+                labels, batch.inputs.fields["company"], edges, employer_links(edges, features[accepted])
+            )
         ad_ids = batch.ads["ad_id"].astype(str).to_numpy()
         group_ids = _group_ids(ad_ids, labels)
         pairs = pd.DataFrame(
@@ -213,6 +222,7 @@ class Deduplicator:
                 "is_duplicate": accepted & (labels[left] == labels[right]),
                 "via_lsh": candidates["via_lsh"].to_numpy(),
                 "via_fields": candidates["via_fields"].to_numpy(),
+                "rule": pd.array(rule_names(features), dtype="string"),
             }
         )
         # Duplicate type (FULL / SEMANTIC / TEMPORAL / PARTIAL, see models.dup_types) of accepted pairs.
@@ -307,6 +317,14 @@ class Deduplicator:
         model.boilerplate_ = self.boilerplate_
         model.training_ = getattr(self, "training_", {})
         return model
+
+
+def employer_links(accepted: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
+    """The accepted pairs (`i`, `j`) whose company names differ but are linked by evidence (an
+    agency ad naming its client, a shared contact or requisition number); `features` row k is
+    pair k of `accepted`."""
+    differ = (features["company_equal"].to_numpy() == 0) & (features["employer_conflict"].to_numpy() == 0)
+    return accepted.loc[differ, ["i", "j"]].reset_index(drop=True)
 
 
 def _warn_on_other_lightgbm(path: str | Path, versions: Any) -> None:

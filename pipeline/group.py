@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -31,12 +31,14 @@ PairScorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass
 class GroupReport:
-    """What grouping did: components split by the chaining guard, oversized components cut."""
+    """What grouping did: components split by the chaining guard, oversized components cut, groups
+    split because they joined different employers (`pipeline.employer_guard`)."""
 
     components_checked: int = 0
     components_split: int = 0
     oversized_components: int = 0
     extra_pairs_scored: int = 0
+    employer_splits: list = field(default_factory=list)
 
 
 def _components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -143,5 +143,5 @@ def test_old_index_file_is_refused_clearly(tmp_path):
     db.commit()
     db.close()
     for read_only in (False, True):
-        with pytest.raises(IndexFileError, match="storage schema 1 .*reads schema 2.*new --index file"):
+        with pytest.raises(IndexFileError, match="storage schema 1 .*reads schema 3.*new --index file"):
             Index.open(path, read_only=read_only)

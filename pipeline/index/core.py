@@ -25,6 +25,8 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -41,11 +43,12 @@ from features.pairs import PairInputs, build_pair_features
 from features.shingle_sets import ShingleSets, sorted_unique
 from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import generate_candidates
+from pipeline.employer_guard import split_mixed_employers
 from pipeline.group import GroupReport, group_ads
 from pipeline.index.rows import RECENT, RowPacker, field_keys, lsh_keys
 from pipeline.index.store import IndexFileError, IndexStore, open_store
 from pipeline.io import validate_ads
-from pipeline.prepare import prepare_batch
+from pipeline.prepare import name_vocabulary, prepare_batch
 from pipeline.progress import Progress
 
 FORMAT = "jobdedup.index"
@@ -110,22 +113,16 @@ def _empty_merges() -> pd.DataFrame:
 
 def concat_inputs(first: PairInputs, second: PairInputs) -> PairInputs:
     """Rows of `first` then rows of `second`, as one `PairInputs`."""
-
-    def sets(a: ShingleSets, b: ShingleSets) -> ShingleSets:
-        return ShingleSets(
-            indptr=np.concatenate([a.indptr, b.indptr[1:] + a.indptr[-1]]),
-            values=np.concatenate([a.values, b.values]),
-        )
-
-    return PairInputs(
-        fields=pd.concat([first.fields, second.fields], ignore_index=True),
-        full=sets(first.full, second.full),
-        core=sets(first.core, second.core),
-        numbers=sets(first.numbers, second.numbers),
-        signatures=np.vstack([first.signatures, second.signatures]),
-        words=np.concatenate([first.words, second.words]),
-        core_words=np.concatenate([first.core_words, second.core_words]),
-    )
+    joined: dict[str, Any] = {}
+    for part in dataclasses.fields(PairInputs):
+        a, b = getattr(first, part.name), getattr(second, part.name)
+        if isinstance(a, pd.DataFrame):
+            joined[part.name] = pd.concat([a, b], ignore_index=True)
+        elif isinstance(a, ShingleSets):
+            joined[part.name] = ShingleSets.concatenate([a, b])
+        else:
+            joined[part.name] = np.concatenate([a, b])
+    return PairInputs(**joined)
 
 
 def sketch_parameters(config: Any) -> dict[str, int]:
@@ -205,7 +202,7 @@ class Index:
         Returns:
             `AddResult` (unpacks as `pairs, groups, merges`).
         """
-        from pipeline.engine import MIN_LINK_THRESHOLD
+        from pipeline.engine import MIN_LINK_THRESHOLD, employer_links
 
         cfg = model.config
         ads = validate_ads(ads, source="ads", max_description_chars=cfg.max_description_chars)
@@ -241,8 +238,11 @@ class Index:
             roots = packing.submit(writer.pack_roots, new_ads, True, cfg.seed)
             packing.shutdown(wait=False)
             boilerplate = merge_block_sets(model.boilerplate_, self.store.boilerplate())
+            # Texts are searched for the names of every indexed ad too (evidence of agency copies).
+            new_names = name_vocabulary(new_ads)
+            names = sorted_unique(np.concatenate([self.store.name_words(), new_names]))
             with progress.stage("prepare", total=len(new_ads), unit="ads"):
-                batch = prepare_batch(new_ads, cfg, boilerplate)
+                batch = prepare_batch(new_ads, cfg, boilerplate, names=names)
             n = len(batch)
             lap("prepare")
 
@@ -277,7 +277,7 @@ class Index:
             lap("read_back")
             if len(old_ads):
                 old_batch = prepare_batch(
-                    old_ads, cfg, merge_block_sets(boilerplate, batch.batch_boilerplate)
+                    old_ads, cfg, merge_block_sets(boilerplate, batch.batch_boilerplate), names=names
                 )
                 inputs = concat_inputs(batch.inputs, old_batch.inputs)
             else:
@@ -300,7 +300,8 @@ class Index:
                 return model.predict_proba(build_pair_features(inputs, a, b))[:, 1]
 
             with progress.stage("score", total=len(left), unit="pairs"):
-                probability = score(left, right)
+                features = build_pair_features(inputs, left, right)
+                probability = model.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
             accepted = probability >= model.threshold_
             lap("score")
 
@@ -325,6 +326,10 @@ class Index:
                 max(model.threshold_, MIN_LINK_THRESHOLD),
                 cfg.max_group_size_exact,
                 report,
+            )
+            new_edges = edges.iloc[: int(accepted.sum())]
+            labels, report.employer_splits = split_mixed_employers(
+                labels, inputs.fields["company"], edges, employer_links(new_edges, features[accepted])
             )
             lap("group")
 
@@ -401,6 +406,7 @@ class Index:
                 )
                 self.store.insert_big_keys(new_big_keys["key"].to_numpy(), hubs)
             self.store.insert_boilerplate(batch_no, batch.batch_boilerplate)
+            self.store.insert_name_words(batch_no, new_names)
             lap("write")
 
             # ---- outputs

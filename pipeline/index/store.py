@@ -25,7 +25,9 @@ protocol and be chosen by `open_store`. The embedded default is one SQLite file 
               or the founding ad was removed). gid is the internal id of the founding ad, so a
               smaller gid is older.
 - `blocks`    boilerplate block hashes learnt per batch (the new ones, delta-coded, a blob per
-              batch); `merges`, `batches`: the log; `dictionaries` (trained zstd dictionaries, stored
+              batch); `names` likewise the employer and place words of each batch's ads
+              (`pipeline.prepare.name_vocabulary`), so a new batch's texts are searched for the
+              names of every indexed ad; `merges`, `batches`: the log; `dictionaries` (trained zstd dictionaries, stored
               zstd-compressed: their samples of ad text shrink ~3x); `meta`.
 
 Writers take SQLite's write lock for the whole `add` (`BEGIN IMMEDIATE`, waiting up to `timeout`
@@ -54,7 +56,7 @@ import zstandard
 from features.shingle_sets import sorted_member, sorted_unique
 from pipeline.errors import JobdedupError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SPACE_KEYS, SPACE_AD_IDS = 0, 1
 PART_ENTRIES = 1 << 20  # entries per key blob
@@ -105,6 +107,7 @@ class IndexStore(Protocol):
     def group_sizes(self, gids: np.ndarray) -> pd.Series: ...
     def names_taken(self, names: list[str]) -> set[str]: ...
     def boilerplate(self) -> np.ndarray: ...
+    def name_words(self) -> np.ndarray: ...
     def next_id(self) -> int: ...
     def next_batch(self) -> int: ...
     def insert_ads(self, ads: pd.DataFrame) -> None: ...  # id (consecutive), ad_id, gid, ref, row
@@ -114,6 +117,14 @@ class IndexStore(Protocol):
     def insert_keys(self, keys: np.ndarray, ids: np.ndarray) -> None: ...
     def insert_big_keys(self, keys: np.ndarray, hubs: np.ndarray) -> None: ...
     def insert_boilerplate(self, batch: int, blocks: np.ndarray) -> None: ...
+    def insert_name_words(self, batch: int, words: np.ndarray) -> None: ...
+    def insert_name_words(self, batch: int, words: np.ndarray) -> None:
+        """Employer and place words of this batch not already stored."""
+        words = sorted_unique(np.asarray(words, dtype=np.uint32))
+        words = words[~sorted_member(words, self.name_words())]
+        if len(words):
+            self.db.execute("INSERT INTO names VALUES (?, ?)", (int(batch), _encode_sorted(words)))
+
     def merge_groups(self, merges: pd.DataFrame, batch: int) -> None: ...  # gid, into_gid, name, into_name
     def log_batch(self, batch: int, info: dict[str, Any]) -> None: ...
     def remove_ads(self, ids: np.ndarray) -> dict[str, int]: ...
@@ -145,6 +156,7 @@ CREATE TABLE IF NOT EXISTS removed (id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS big_keys (key INTEGER PRIMARY KEY, hub INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS groups (gid INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS blocks (batch INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS names (batch INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS merges (batch INTEGER NOT NULL, group_id TEXT NOT NULL,
     merged_group_id TEXT NOT NULL, ads_moved INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS batches (batch INTEGER PRIMARY KEY, info TEXT NOT NULL);
@@ -628,6 +640,10 @@ class SqliteStore:
         parts = [_decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM blocks")]
         return sorted_unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
 
+    def name_words(self) -> np.ndarray:
+        parts = [_decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM names")]
+        return sorted_unique(np.concatenate(parts)).astype(np.uint32) if parts else np.zeros(0, dtype=np.uint32)
+
     def next_id(self) -> int:
         return int(self.db.execute("SELECT COALESCE(MAX(first_id + n), 1) FROM ad_ids").fetchone()[0])
 
@@ -689,6 +705,13 @@ class SqliteStore:
         blocks = blocks[~sorted_member(blocks, self.boilerplate())]
         if len(blocks):
             self.db.execute("INSERT INTO blocks VALUES (?, ?)", (int(batch), _encode_sorted(blocks)))
+
+    def insert_name_words(self, batch: int, words: np.ndarray) -> None:
+        """Employer and place words of this batch not already stored."""
+        words = sorted_unique(np.asarray(words, dtype=np.uint32))
+        words = words[~sorted_member(words, self.name_words())]
+        if len(words):
+            self.db.execute("INSERT INTO names VALUES (?, ?)", (int(batch), _encode_sorted(words)))
 
     def merge_groups(self, merges: pd.DataFrame, batch: int) -> None:
         for gid, into, name, into_name, moved in zip(
