@@ -89,7 +89,7 @@ def measure_jobdedup(size: int, jobs: int) -> dict:
     import tempfile
 
     from benchmarks.corpus import ensure
-    from pipeline.cli import _write_outputs
+    from pipeline.model_files import write_outputs
     from pipeline.engine import Deduplicator
     from pipeline.io import read_ads_streamed
 
@@ -102,7 +102,7 @@ def measure_jobdedup(size: int, jobs: int) -> dict:
         result = model.run(ads, keep_text=False, descriptions=descriptions)
         with tempfile.TemporaryDirectory() as out:
             t = time.perf_counter()
-            _write_outputs(result.pairs, result.groups, Path(out))
+            write_outputs(result.pairs, result.groups, Path(out))
             write_seconds = time.perf_counter() - t
         total = time.perf_counter() - start
     timings = {"read": read_seconds, **result.timings, "write": write_seconds, "dedup_end_to_end": total}

@@ -19,10 +19,10 @@ from typing import Any
 from models.persistence import ModelFileError
 from pipeline.config import Config
 from pipeline.errors import JobdedupError
-from pipeline.io import read_ads, read_ads_streamed, read_labels, write_table
+from data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS
+from pipeline.io import read_ads, read_ads_streamed, read_labels
+from pipeline.model_files import model_from_args, write_outputs
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "default" / "model.json"
-BUNDLED_DATA = Path(__file__).resolve().parent.parent / "data"
 FIGURE_ROWS = [
     ("precision", "precision (same final group)"),
     ("recall", "recall (missed candidates count)"),
@@ -186,21 +186,6 @@ def _config(args: argparse.Namespace, base: Config | None = None, **extra: Any) 
     return (base or Config()).replace(**changes)
 
 
-def _load_model(args: argparse.Namespace):
-    from pipeline.engine import Deduplicator
-
-    path = args.model or DEFAULT_MODEL
-    model = Deduplicator.load(path)
-    runtime = {"show_progress": not args.quiet}
-    if args.jobs is not None:
-        runtime["jobs"] = args.jobs
-    if args.seed is not None:
-        runtime["seed"] = args.seed
-    if getattr(args, "max_description_chars", None) is not None:
-        runtime["max_description_chars"] = args.max_description_chars
-    return model.with_config(**runtime)
-
-
 def format_figures(figures: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
     """A plain-text table of evaluation figures (with the baseline beside them if given)."""
     header = f"{'':<36}{'jobdedup':>12}" + (f"{'MinHash threshold':>20}" if baseline else "")
@@ -220,12 +205,6 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
-
-
-def _write_outputs(pairs, groups, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    write_table(pairs, out / "pairs.parquet")
-    write_table(groups, out / "groups.parquet")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -259,14 +238,14 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         from pipeline.spark_engine import cmd_dedup_spark
 
         return cmd_dedup_spark(args)
-    model = _load_model(args)
+    model = model_from_args(args)
     # Descriptions are read slice by slice as they are prepared (a million ads' texts never sit
     # in memory at once) and not kept.
     ads, descriptions = read_ads_streamed(
         args.ads, model.config.max_description_chars, model.config.chunk_size
     )
     result = model.run(ads, keep_text=False, descriptions=descriptions)
-    _write_outputs(result.pairs, result.groups, args.out)
+    write_outputs(result.pairs, result.groups, args.out)
     if args.format == "eurostat":
         from pipeline.eurostat import write_eurostat
 
@@ -285,7 +264,25 @@ def cmd_dedup(args: argparse.Namespace) -> int:
             "were capped to star pairs",
             file=sys.stderr,
         )
+    print_employer_splits(result.grouping.employer_splits)
     return 0
+
+
+def print_employer_splits(splits: list, shown: int = 3) -> None:
+    """One line on groups the employer guard split, with the largest few as examples."""
+    if not splits:
+        print("employer guard: no group joined different employers")
+        return
+    largest = sorted(splits, key=lambda s: -s.size)[:shown]
+    examples = "; ".join(
+        f"{s.size} ads of {len(s.employers)} employers ({', '.join(s.employers[:3])}"
+        f"{', …' if len(s.employers) > 3 else ''}) -> {s.parts} groups"
+        for s in largest
+    )
+    print(
+        f"employer guard: split {len(splits)} groups that joined different employers through ads "
+        f"without a company or agency links, e.g. {examples}"
+    )
 
 
 def _evaluate(model, ads_path: Path, labels_path: Path, with_baseline: bool):
@@ -301,7 +298,7 @@ def _evaluate(model, ads_path: Path, labels_path: Path, with_baseline: bool):
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    model = _load_model(args)
+    model = model_from_args(args)
     result, figures, baseline = _evaluate(model, args.ads, args.labels, args.baseline)
     print(format_figures(figures, baseline))
     if "per_type" in figures:
@@ -327,14 +324,6 @@ def _json_default(value: Any) -> Any:
     return float(value) if hasattr(value, "__float__") else str(value)
 
 
-TRAINING_SETS = [
-    ("train_ads.parquet", "train_labels.parquet"),
-    ("natural_train_ads.parquet", "natural_train_pairs.csv"),
-]
-HELD_OUT_SETS = [
-    ("synthetic reposts and hard negatives", "test_ads.parquet", "test_labels.parquet"),
-    ("hand-checked natural pairs", "natural_test_ads.parquet", "natural_test_pairs.csv"),
-]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -363,7 +352,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         result, figures, baseline = _evaluate(
             model, BUNDLED_DATA / ads_file, BUNDLED_DATA / labels_file, True
         )
-        _write_outputs(result.pairs, result.groups, target)
+        write_outputs(result.pairs, result.groups, target)
         print(
             f"    {len(result.groups)} ads; wrote {target / 'pairs.parquet'} and {target / 'groups.parquet'}"
         )

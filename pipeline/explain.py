@@ -207,10 +207,10 @@ def add_explain_parser(commands: Any, common: Callable[[argparse.ArgumentParser]
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run `jobdedup explain`: plain text on stdout, JSON with `--json`."""
-    from pipeline.cli import _load_model
+    from pipeline.model_files import model_from_args
     from pipeline.io import read_ads
 
-    model = _load_model(args)
+    model = model_from_args(args)
     ads = read_ads(args.ads, model.config.max_description_chars)
     explanation = explain_pair(model, ads, args.id_a, args.id_b)
     print(format_explanation(explanation))

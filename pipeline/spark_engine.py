@@ -973,13 +973,13 @@ def spark_dedup(
 def cmd_dedup_spark(args: Any) -> int:
     """`jobdedup dedup --engine spark`: the dedup command on Spark (local[*] or --spark-master)."""
     require_pyspark()
-    from pipeline.cli import _load_model, _write_outputs
+    from pipeline.model_files import model_from_args, write_outputs
 
     if getattr(args, "format", "parquet") == "eurostat":
         raise JobdedupError(
             "--format eurostat is not available with --engine spark yet; use --engine embedded"
         )
-    model = _load_model(args)
+    model = model_from_args(args)
     master = getattr(args, "spark_master", None) or "local[*]"
     spark = spark_session(master)
     result = SparkDeduplicator(model, spark).run(args.ads)
@@ -987,7 +987,7 @@ def cmd_dedup_spark(args: Any) -> int:
         pairs, groups = result.to_pandas()
     finally:
         result.unpersist()
-    _write_outputs(pairs, groups, args.out)
+    write_outputs(pairs, groups, args.out)
     duplicated = int((groups["group_size"] > 1).sum())
     print(
         f"{len(groups)} ads, {groups['group_id'].nunique()} groups, {duplicated} ads have a duplicate; "

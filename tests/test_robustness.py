@@ -16,7 +16,8 @@ import pytest
 
 from features.pairs import FEATURES
 from models.persistence import save_model_file
-from pipeline.cli import DEFAULT_MODEL, main
+from pipeline.cli import main
+from pipeline.model_files import DEFAULT_MODEL
 from pipeline.prepare import STATUS_FIELDS_ONLY, STATUS_NOT_COMPARABLE, STATUS_OK
 from tests.conftest import DATA, run_cli
 

@@ -89,11 +89,11 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from pipeline.cli import _load_model
+    from pipeline.model_files import model_from_args
     from pipeline.index.core import Index
     from pipeline.io import read_ads, write_table
 
-    model = _load_model(args)
+    model = model_from_args(args)
     ads = read_ads(args.ads, model.config.max_description_chars)
     with Index.open(args.index, timeout=args.wait) as index:
         result = index.add(ads, model)
