@@ -918,15 +918,27 @@ def _pairs_labels(df: pd.DataFrame, source: str) -> Labels:
     if "dup_type" in df.columns:
         dup_type = _as_text(df["dup_type"]).reset_index(drop=True).str.strip().str.upper()
         dup_type = dup_type.mask(dup_type == "")
-        unknown = dup_type[dup_type.notna() & ~dup_type.isin(DUP_TYPES)].unique()
-        if len(unknown):
-            shown = ", ".join(_show(v) for v in unknown[:_MAX_SHOWN])
-            warnings.warn(
-                InputWarning(
-                    f"{source}: column dup_type has {len(unknown)} unknown value(s) ({shown}); "
-                    f"expected {', '.join(DUP_TYPES)}. They are kept as given."
-                ),
-                stacklevel=3,
+        unknown = (dup_type.notna() & ~dup_type.isin(DUP_TYPES)).to_numpy(dtype=bool)
+        if unknown.any():
+            first = int(np.flatnonzero(unknown)[0])
+            raise InputError(
+                f"{source}: row {first + 1}: dup_type is {_show(dup_type.iloc[first])} "
+                f"({int(unknown.sum())} unknown value(s) in all); use one of {', '.join(DUP_TYPES)}, "
+                "or leave it empty.",
+                path=source,
+                row=first + 1,
+                column="dup_type",
+            )
+        typed_negative = (dup_type.notna().to_numpy(dtype=bool)) & (label == 0)
+        if typed_negative.any():
+            first = int(np.flatnonzero(typed_negative)[0])
+            raise InputError(
+                f"{source}: row {first + 1}: label 0 (different vacancies) with dup_type "
+                f"{_show(dup_type.iloc[first])}; a duplicate type is for label 1 only, so fix the label "
+                "or empty the dup_type.",
+                path=source,
+                row=first + 1,
+                column="dup_type",
             )
         pairs["dup_type"] = dup_type
     else:

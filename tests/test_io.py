@@ -462,11 +462,16 @@ def test_pairs_without_dup_type(tmp_path: Path) -> None:
     assert pairs["dup_type"].isna().all() and pairs["dup_type"].dtype == "string"
 
 
-def test_unknown_dup_type_warns_but_is_kept(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "labels.csv", "ad_id_a,ad_id_b,label,dup_type\n1,2,1,near\n")
-    with pytest.warns(InputWarning, match=r"labels.csv: column dup_type has 1 unknown value\(s\) \('NEAR'\)"):
-        labels = read_labels(path)
-    assert labels.pairs["dup_type"].tolist() == ["NEAR"]
+def test_unknown_dup_type_stops_naming_the_row(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "labels.csv", "ad_id_a,ad_id_b,label,dup_type\n1,2,1,FULL\n3,4,1,near\n")
+    with pytest.raises(InputError, match=r"labels.csv: row 2: dup_type is 'NEAR' \(1 unknown value\(s\) in all\)"):
+        read_labels(path)
+
+
+def test_dup_type_on_a_non_duplicate_stops_naming_the_row(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "labels.csv", "ad_id_a,ad_id_b,label,dup_type\n1,2,0,PARTIAL\n")
+    with pytest.raises(InputError, match=r"row 1: label 0 .* with dup_type 'PARTIAL'"):
+        read_labels(path)
 
 
 def test_bad_label_value_names_row(tmp_path: Path) -> None:
