@@ -1,16 +1,22 @@
-"""Held-out quality of a model beside the plain MinHash-threshold way, on every evaluation set.
+"""Quality measured on data the model was not trained on, and audits of its groups on real crawls.
 
-Sets (each skipped with a note when its files are missing):
-- bundled synthetic test split (data/test_*), as `make demo` shows;
-- the full synthetic test split (out/labels_full/test_*, made by `make labels` from ../shared);
-- the bundled hand-checked natural test pairs, deduplicated among their own ads;
-- the same natural test pairs deduplicated inside the whole real corpus (12,277 ads), which is
-  how a user meets them (needs ../shared/data/real_ads.parquet).
+Three parts (each skipped with a note when its inputs are missing):
 
-By default the model is trained here on the bundled *training* sets only (as `jobdedup demo` does),
-because the shipped default model has also seen the bundled test sets; `--model` scores another.
+1. **Leave-one-corpus-out over the hand-judged natural pairs** (`data/natural_pairs.csv`): for
+   each of the 19 corpora, a model is trained exactly as `make model` trains the shipped one
+   (bundled synthetic sets + natural pairs), but without any ad of that corpus (its synthetic
+   reposts and its natural pairs are left out), and then deduplicates *all* real ads of that corpus
+   (`../shared/data/real_ads.parquet`), end to end: a labelled duplicate LSH and blocking never
+   proposed is a miss. Figures per corpus and pooled (counts summed over folds), with candidate
+   recall and per-type precision / recall. Pairs spanning two corpora train but are never scored.
+2. **Synthetic held-out test**: the demo's model (bundled training sets only) on the bundled and
+   full synthetic test splits, beside the plain MinHash-threshold way.
+3. **Real-crawl audit** of the shipped default model (or `--model`) on all 12,277 real ads: the
+   share of in-group pairs naming clearly different employers, employers per group, and — from a
+   labelled uniform sample of accepted pairs (`data/accepted_sample_labels.csv`, made with
+   `jobdedup label --sample accepted`) — the estimated precision with its 95 % interval.
 
-Run: .venv/bin/python -m benchmarks.quality [--model FILE] [--markdown FILE]
+Run: .venv/bin/python -m benchmarks.quality [--model FILE] [--markdown FILE] [--parts loco synthetic audit]
 """
 
 from __future__ import annotations
@@ -18,91 +24,223 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
-from pipeline.baseline import minhash_threshold_baseline
+import numpy as np
+import pandas as pd
+
+from data import BUNDLED_DATA, SYNTHETIC_SETS
+from models.dup_types import DUP_TYPES
+from models.group_audit import employer_mix
+from models.metrics import estimated_precision
+from pipeline.config import Config
 from pipeline.engine import Deduplicator
-from pipeline.io import read_ads, read_labels
+from pipeline.io import read_ads, read_labels, validate_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_ADS = ROOT.parent / "shared" / "data" / "real_ads.parquet"
-SETS = [
-    ("synthetic test, bundled", ROOT / "data/test_ads.parquet", ROOT / "data/test_labels.parquet"),
-    (
-        "synthetic test, full",
-        ROOT / "out/labels_full/test_ads.parquet",
-        ROOT / "out/labels_full/test_labels.parquet",
-    ),
-    (
-        "natural test pairs, own ads",
-        ROOT / "data/natural_test_ads.parquet",
-        ROOT / "data/natural_test_pairs.csv",
-    ),
-    ("natural test pairs, whole real corpus", REAL_ADS, ROOT / "data/natural_test_pairs.csv"),
+NATURAL_PAIRS = BUNDLED_DATA / "natural_pairs.csv"
+NATURAL_ADS = [BUNDLED_DATA / "natural_train_ads.parquet", BUNDLED_DATA / "natural_test_ads.parquet"]
+ACCEPTED_SAMPLE = BUNDLED_DATA / "accepted_sample_labels.csv"
+SYNTHETIC_TESTS = [
+    ("synthetic test, bundled", BUNDLED_DATA / "test_ads.parquet", BUNDLED_DATA / "test_labels.parquet"),
+    ("synthetic test, full", ROOT / "out/labels_full/test_ads.parquet", ROOT / "out/labels_full/test_labels.parquet"),
 ]
-COLUMNS = ["precision", "recall", "f1", "pr_auc", "candidate_recall"]
+COUNTS = ("true_positives", "false_positives", "false_negatives", "labelled_duplicates", "labelled_pairs")
 
 
-def held_out_model() -> Deduplicator:
-    """The demo's model: trained on the bundled synthetic and natural training sets only."""
-    from pipeline.cli import BUNDLED_DATA, TRAINING_SETS
-    from pipeline.config import Config
-
-    ads = [read_ads(BUNDLED_DATA / a) for a, _ in TRAINING_SETS]
-    labels = [read_labels(BUNDLED_DATA / lab, ads=x) for (_, lab), x in zip(TRAINING_SETS, ads)]
-    return Deduplicator(Config(show_progress=False)).fit(ads, labels)
+def _corpus(ad_ids: pd.Series) -> pd.Series:
+    return ad_ids.astype(str).str.split(":").str[0]
 
 
-def evaluate_sets(model: Deduplicator) -> list[dict]:
-    """Figures of the model and the baseline on every available set."""
+def _f1(tp: float, fp: float, fn: float) -> dict[str, float]:
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any]]:
+    """The shipped model's training sets, without any ad of corpus `held_out`."""
+    ads_sets, label_sets = [], []
+    for ads_file, labels_file in SYNTHETIC_SETS:
+        ads = read_ads(BUNDLED_DATA / ads_file)
+        groups = pd.read_parquet(BUNDLED_DATA / labels_file)
+        if held_out is not None:
+            ads = ads[ads["corpus"] != held_out].reset_index(drop=True)
+            groups = groups[groups["ad_id"].isin(ads["ad_id"])]
+        ads_sets.append(ads)
+        label_sets.append(validate_labels(groups, ads, source=labels_file))
+    pairs = pd.read_csv(NATURAL_PAIRS, dtype=str)
+    ads = pd.concat([read_ads(path) for path in NATURAL_ADS], ignore_index=True).drop_duplicates("ad_id")
+    if held_out is not None:
+        keep = (_corpus(pairs["ad_id_a"]) != held_out) & (_corpus(pairs["ad_id_b"]) != held_out)
+        pairs = pairs[keep]
+    ads = ads[ads["ad_id"].isin(pd.concat([pairs["ad_id_a"], pairs["ad_id_b"]]))].reset_index(drop=True)
+    ads_sets.append(ads)
+    label_sets.append(validate_labels(pairs[["ad_id_a", "ad_id_b", "label", "dup_type"]], ads, source="natural"))
+    return ads_sets, label_sets
+
+
+def leave_one_corpus_out(real_ads: pd.DataFrame, config: Config) -> tuple[list[dict], dict]:
+    """Per-corpus and pooled end-to-end figures (see the module docstring)."""
+    pairs = pd.read_csv(NATURAL_PAIRS, dtype=str)
+    corpus_a, corpus_b = _corpus(pairs["ad_id_a"]), _corpus(pairs["ad_id_b"])
+    inside = pairs[corpus_a == corpus_b].assign(corpus=corpus_a[corpus_a == corpus_b])
     rows = []
-    for name, ads_path, labels_path in SETS:
-        if not ads_path.exists() or not labels_path.exists():
-            print(f"skipped {name}: {ads_path if not ads_path.exists() else labels_path} not found")
-            continue
+    for corpus, labelled in inside.groupby("corpus", sort=True):
         start = time.perf_counter()
+        model = Deduplicator(config).fit(*_training_sets(corpus))
+        ads = real_ads[real_ads["corpus"] == corpus].reset_index(drop=True)
+        labels = validate_labels(labelled[["ad_id_a", "ad_id_b", "label", "dup_type"]], ads, source=corpus)
+        figures = model.evaluate(ads, labels)
+        rows.append({"corpus": corpus, "ads": len(ads), "seconds": time.perf_counter() - start, **figures})
+        print(
+            f"  {corpus}: {len(labelled)} pairs, F1 {figures['f1']:.3f} "
+            f"(P {figures['precision']:.3f}, R {figures['recall']:.3f}) in {rows[-1]['seconds']:.0f} s",
+            flush=True,
+        )
+    return rows, pooled(rows)
+
+
+def pooled(rows: list[dict]) -> dict[str, Any]:
+    """Counts summed over folds, and the figures they give (per type too)."""
+    total = {key: sum(row[key] for row in rows) for key in COUNTS}
+    proposed = sum(row["candidate_recall"] * row["labelled_duplicates"] for row in rows)
+    total.update(_f1(total["true_positives"], total["false_positives"], total["false_negatives"]))
+    total["candidate_recall"] = proposed / total["labelled_duplicates"]
+    per_type = {}
+    for name in DUP_TYPES:
+        counts = {
+            key: sum(row.get("per_type", {}).get(name, {}).get(key, 0) for row in rows)
+            for key in ("labelled", "found", "typed", "correct")
+        }
+        counts["precision"] = counts["correct"] / counts["typed"] if counts["typed"] else float("nan")
+        counts["recall"] = counts["correct"] / counts["labelled"] if counts["labelled"] else float("nan")
+        per_type[name] = counts
+    total["per_type"] = per_type
+    return total
+
+
+def synthetic(config: Config) -> list[dict]:
+    """The demo's model (bundled training sets only) on the synthetic test splits, with the baseline."""
+    from pipeline.baseline import minhash_threshold_baseline
+
+    model = Deduplicator(config).fit(*_demo_training_sets())
+    rows = []
+    for name, ads_path, labels_path in SYNTHETIC_TESTS:
+        if not ads_path.exists():
+            print(f"skipped {name}: {ads_path} not found (make labels)")
+            continue
         ads = read_ads(ads_path)
         labels = read_labels(labels_path, ads=ads)
         result = model.run(ads)
         figures = model.evaluate(ads, labels, result=result)
         baseline = minhash_threshold_baseline(result.batch, labels, model.config)
-        rows.append(
-            {
-                "set": name,
-                "ads": len(ads),
-                "labelled duplicates": figures["labelled_duplicates"],
-                "labelled pairs": figures["labelled_pairs"],
-                "jobdedup": figures,
-                "baseline": baseline,
-                "seconds": time.perf_counter() - start,
-            }
-        )
+        rows.append({"set": name, "ads": len(ads), "jobdedup": figures, "baseline": baseline})
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
-    """One table: each set's figures for jobdedup and the baseline."""
-    header = "| set | ads | dup. pairs | way | " + " | ".join(COLUMNS) + " |"
-    lines = [header, "|" + "---|" * (4 + len(COLUMNS))]
-    for row in rows:
-        for way in ("jobdedup", "baseline"):
-            label = "jobdedup" if way == "jobdedup" else f"MinHash ≥ {row['baseline']['threshold']:.2f}"
-            values = " | ".join(f"{row[way][c]:.3f}" for c in COLUMNS)
-            lines.append(
-                f"| {row['set']} | {row['ads']} | {row['labelled duplicates']} | {label} | {values} |"
+def _demo_training_sets() -> tuple[list[pd.DataFrame], list[Any]]:
+    from data import TRAINING_SETS
+
+    ads = [read_ads(BUNDLED_DATA / a) for a, _ in TRAINING_SETS]
+    labels = [read_labels(BUNDLED_DATA / lab, ads=x) for (_, lab), x in zip(TRAINING_SETS, ads)]
+    return ads, labels
+
+
+def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:
+    """Employer mix of the model's groups on all real ads, and the accepted-sample precision."""
+    result = model.run(real_ads)
+    companies = result.batch.inputs.fields["company"]
+    found = employer_mix(result.groups["group_id"], companies)
+    found["groups"] = int(result.groups["group_id"].nunique())
+    found["ads_with_duplicate"] = int((result.groups["group_size"] > 1).sum())
+    found["employer_splits"] = len(result.grouping.employer_splits)
+    if ACCEPTED_SAMPLE.exists():
+        sample = pd.read_csv(ACCEPTED_SAMPLE, dtype=str)
+        found["accepted_sample"] = estimated_precision(sample["label"].astype(int).to_numpy())
+    return found
+
+
+def _fmt(value: float) -> str:
+    return "–" if value != value else f"{value:.3f}"
+
+
+def markdown(loco: tuple[list[dict], dict] | None, synth: list[dict] | None, audited: dict | None) -> str:
+    """The tables README shows."""
+    out = []
+    if loco is not None:
+        rows, total = loco
+        out += [
+            "| corpus | real ads | labelled pairs | duplicates | precision | recall | F1 | candidate recall |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in rows:
+            out.append(
+                f"| {row['corpus']} | {row['ads']:,} | {row['labelled_pairs']} | {row['labelled_duplicates']} | "
+                f"{_fmt(row['precision'])} | {_fmt(row['recall'])} | {_fmt(row['f1'])} | {_fmt(row['candidate_recall'])} |"
             )
-    return "\n".join(lines)
+        out.append(
+            f"| **pooled** | | **{total['labelled_pairs']}** | **{total['labelled_duplicates']}** | "
+            f"**{total['precision']:.3f}** | **{total['recall']:.3f}** | **{total['f1']:.3f}** | "
+            f"**{total['candidate_recall']:.3f}** |"
+        )
+        out += ["", "| type | labelled | found | typed so | precision | recall |", "|---|---:|---:|---:|---:|---:|"]
+        for name, counts in total["per_type"].items():
+            out.append(
+                f"| {name} | {counts['labelled']} | {counts['found']} | {counts['typed']} | "
+                f"{_fmt(counts['precision'])} | {_fmt(counts['recall'])} |"
+            )
+    if synth:
+        columns = ["precision", "recall", "f1", "pr_auc", "candidate_recall"]
+        out += ["", "| set | ads | way | " + " | ".join(columns) + " |", "|" + "---|" * (3 + len(columns))]
+        for row in synth:
+            for way in ("jobdedup", "baseline"):
+                label = "jobdedup" if way == "jobdedup" else f"MinHash ≥ {row['baseline']['threshold']:.2f}"
+                values = " | ".join(_fmt(row[way][c]) for c in columns)
+                out.append(f"| {row['set']} | {row['ads']} | {label} | {values} |")
+    if audited is not None:
+        out += ["", "| real-crawl audit (all 12,277 real ads) | value |", "|---|---:|"]
+        out.append(
+            f"| in-group pairs with both employers known | {audited['pairs_both_known']:,} |\n"
+            f"| … naming clearly different employers | {audited['pairs_different_employers']:,} "
+            f"({audited['share_different_employers']:.1%}) |\n"
+            f"| most employers in one group | {audited['max_employers']} |\n"
+            f"| groups with more than 3 employers | {audited['groups_with_more_than_3_employers']} |\n"
+            f"| groups split by the employer guard | {audited['employer_splits']} |"
+        )
+        if "accepted_sample" in audited:
+            s = audited["accepted_sample"]
+            out.append(
+                f"| estimated precision of accepted pairs (uniform sample of {s['sample']}) | "
+                f"{s['precision']:.3f} (95 % interval {s['low']:.3f}–{s['high']:.3f}) |"
+            )
+    return "\n".join(out)
 
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--model", type=Path, default=None, help="default: train on the bundled training sets")
-    parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=None, help="model to audit (default: the shipped one)")
+    parser.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
+    parser.add_argument("--parts", nargs="+", choices=("loco", "synthetic", "audit"), default=["loco", "synthetic", "audit"])
     args = parser.parse_args()
-    model = Deduplicator.load(args.model).with_config(show_progress=False) if args.model else held_out_model()
-    table = markdown(evaluate_sets(model))
+    config = Config(show_progress=False)
+    real_ads = read_ads(REAL_ADS) if REAL_ADS.exists() else None
+    if real_ads is None:
+        print(f"skipped leave-one-corpus-out and audit: {REAL_ADS} not found")
+    loco = synth = audited = None
+    if "loco" in args.parts and real_ads is not None:
+        print("leave-one-corpus-out over the natural pairs:", flush=True)
+        loco = leave_one_corpus_out(real_ads, config)
+    if "synthetic" in args.parts:
+        synth = synthetic(config)
+    if "audit" in args.parts and real_ads is not None:
+        from pipeline.model_files import load_model
+
+        audited = audit(load_model(args.model).with_config(show_progress=False), real_ads)
+    table = markdown(loco, synth, audited)
     print(table)
     if args.markdown:
         args.markdown.write_text(table + "\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 from sklearn.metrics import average_precision_score
 
 
@@ -59,3 +60,21 @@ def reduction_ratio(candidate_pairs: int, n_ads: int) -> float:
     """1 − candidates / all possible pairs: the share of comparisons blocking saved."""
     possible = n_ads * (n_ads - 1) / 2
     return 1.0 - candidate_pairs / possible if possible else 0.0
+
+
+def estimated_precision(labels: np.ndarray, confidence: float = 0.95) -> dict[str, float]:
+    """Precision of accepted pairs estimated from a uniform sample of them judged by a reader
+    (1 = true duplicate), with its Wilson score interval (`scipy.stats.binomtest`; sound for small
+    samples and for precision near 1, where the normal approximation's interval would pass 1).
+
+    Example:
+        >>> s = estimated_precision(np.array([1] * 190 + [0] * 10))
+        >>> round(s["precision"], 3), round(s["low"], 3), round(s["high"], 3)
+        (0.95, 0.91, 0.973)
+    """
+    labels = np.asarray(labels, dtype=int)
+    n, k = len(labels), int(labels.sum())
+    if n == 0:
+        return {"sample": 0, "duplicates": 0, "precision": float("nan"), "low": float("nan"), "high": float("nan")}
+    interval = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return {"sample": n, "duplicates": k, "precision": k / n, "low": float(interval.low), "high": float(interval.high)}

@@ -1,8 +1,13 @@
-"""A terminal labelling loop (`jobdedup label`): active learning as in dedupe's console labeller.
+"""A terminal labelling loop (`jobdedup label`): active learning as in dedupe's console labeller,
+and uniform samples for measuring precision on a user's own crawl.
 
 The model scores every candidate pair of ADS; the pairs it is least sure about (probability
 nearest its threshold) that LABELS does not hold yet are shown one by one, side by side, with the
-words the two ads do not share highlighted (ANSI colours, only when stdout is a terminal). Answers:
+words the two ads do not share highlighted (ANSI colours, only when stdout is a terminal). With
+`--sample accepted` it shows instead a uniform random sample of the pairs the model accepts (every
+pair of ads in one final group), with `--sample uncertain` one of the candidate pairs it scored
+between 0.1 and 0.9; answers then carry a `sample` column, from which `jobdedup evaluate`
+estimates the precision of the accepted pairs with a 95 % interval. Answers:
 `y` same vacancy, `n` different, `u` unsure (skipped, not written), `b` back (the previous pair
 again; its written answer is taken out of LABELS until answered anew), `q` quit. Every `y` / `n`
 is appended to LABELS (pairs form: `ad_id_a`, `ad_id_b`, `label`) and flushed to disk at once,
@@ -34,6 +39,9 @@ if TYPE_CHECKING:
     from pipeline.engine import Deduplicator
 
 HEADER = ["ad_id_a", "ad_id_b", "label"]
+SAMPLES = ("accepted", "uncertain")
+UNCERTAIN_BAND = (0.1, 0.9)
+"""Probabilities of the candidate pairs `--sample uncertain` draws from."""
 SHOWN_FIELDS = ("title", "company", "location", "posted_at", "source")
 PROMPT = "Same vacancy? (y)es / (n)o / (u)nsure / (b)ack / (q)uit > "
 _RESET, _DIFF, _FIELD_DIFF, _DIM, _BOLD = "\x1b[0m", "\x1b[33m", "\x1b[31m", "\x1b[2m", "\x1b[1m"
@@ -43,9 +51,9 @@ _RESET, _DIFF, _FIELD_DIFF, _DIM, _BOLD = "\x1b[0m", "\x1b[33m", "\x1b[31m", "\x
 class LabelsFile:
     """A pairs-form labels CSV that is appended to and flushed after every answer."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], extra: tuple[str, ...] = ()) -> None:
         self.path = Path(path)
-        self.header = list(HEADER)
+        self.header = [*HEADER, *extra]
         self.known: set[frozenset[str]] = set()
         if self.path.exists() and self.path.stat().st_size > 0:
             with self.path.open(newline="", encoding="utf-8") as handle:
@@ -54,6 +62,11 @@ class LabelsFile:
                 raise JobdedupError(
                     f"{self.path}: not a pairs labels file (needs the columns {', '.join(HEADER)}); "
                     "give a new file name or a labels file in pairs form"
+                )
+            missing = [column for column in extra if column not in rows[0]]
+            if missing:
+                raise JobdedupError(
+                    f"{self.path}: has no {', '.join(missing)} column; write a sample's labels to a new file"
                 )
             self.header = rows[0]
             a, b = self.header.index("ad_id_a"), self.header.index("ad_id_b")
@@ -64,7 +77,7 @@ class LabelsFile:
                     self._write_raw("\n")
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._write_raw(",".join(HEADER) + "\n", mode="w")
+            self._write_raw(",".join(self.header) + "\n", mode="w")
 
     def _write_raw(self, text: str, mode: str = "a") -> None:
         with self.path.open(mode, encoding="utf-8", newline="") as handle:
@@ -72,14 +85,14 @@ class LabelsFile:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def _row(self, id_a: str, id_b: str, label: int) -> list[str]:
-        values = {"ad_id_a": id_a, "ad_id_b": id_b, "label": str(label)}
+    def _row(self, id_a: str, id_b: str, label: int, extra: dict[str, str]) -> list[str]:
+        values = {"ad_id_a": id_a, "ad_id_b": id_b, "label": str(label), **extra}
         return [values.get(column, "") for column in self.header]
 
-    def append(self, id_a: str, id_b: str, label: int) -> None:
-        """Write one answer and flush it to disk."""
+    def append(self, id_a: str, id_b: str, label: int, **extra: str) -> None:
+        """Write one answer (and its extra columns, e.g. `sample`) and flush it to disk."""
         with self.path.open("a", encoding="utf-8", newline="") as handle:
-            csv.writer(handle, lineterminator="\n").writerow(self._row(id_a, id_b, label))
+            csv.writer(handle, lineterminator="\n").writerow(self._row(id_a, id_b, label, extra))
             handle.flush()
             os.fsync(handle.fileno())
         self.known.add(frozenset((id_a, id_b)))
@@ -117,6 +130,57 @@ def uncertain_pairs(pairs: pd.DataFrame, threshold: float, known: set[frozenset[
     return fresh.sort_values(["uncertainty", "ad_id_a", "ad_id_b"], kind="stable").reset_index(drop=True)
 
 
+def sample_accepted(groups: pd.DataFrame, size: int, seed: int, known: set[frozenset[str]]) -> pd.DataFrame:
+    """A uniform random sample (without replacement) of the pairs of ads that share a final group,
+    leaving out pairs LABELS already holds: `ad_id_a`, `ad_id_b`. Big groups weigh by their pairs.
+
+    Example:
+        >>> groups = pd.DataFrame({"ad_id": ["a", "b", "c", "d"], "group_id": ["a", "a", "a", "d"]})
+        >>> len(sample_accepted(groups, 10, seed=1, known=set()))
+        3
+    """
+    members = groups.sort_values(["group_id", "ad_id"], kind="stable")
+    ids = members["ad_id"].astype(str).to_numpy()
+    sizes = members.groupby("group_id", sort=False).size().to_numpy()
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    pairs_per_group = sizes * (sizes - 1) // 2
+    total = int(pairs_per_group.sum())
+    rng = np.random.default_rng(seed)
+    # Draw more than needed so that pairs already labelled can be skipped, then keep `size`.
+    drawn = np.sort(rng.choice(total, min(total, size + len(known)), replace=False)) if total else np.zeros(0, int)
+    drawn = rng.permutation(drawn)
+    ends = np.cumsum(pairs_per_group)
+    group = np.searchsorted(ends, drawn, side="right")
+    within = drawn - (ends[group] - pairs_per_group[group])
+    # Pair number k of a group of n (triangular order: (0,1), (0,2), (1,2), (0,3), ...).
+    second = np.floor((1 + np.sqrt(1 + 8 * within)) / 2).astype(np.int64)
+    first = within - second * (second - 1) // 2
+    a, b = ids[starts[group] + first], ids[starts[group] + second]
+    frame = pd.DataFrame({"ad_id_a": np.minimum(a, b), "ad_id_b": np.maximum(a, b)})
+    fresh = [frozenset(pair) not in known for pair in zip(frame["ad_id_a"], frame["ad_id_b"])]
+    return frame[fresh].head(size).reset_index(drop=True)
+
+
+def sample_uncertain(pairs: pd.DataFrame, size: int, seed: int, known: set[frozenset[str]]) -> pd.DataFrame:
+    """A uniform random sample of the candidate pairs scored inside `UNCERTAIN_BAND` not labelled yet."""
+    low, high = UNCERTAIN_BAND
+    band = pairs[pairs["probability"].between(low, high)]
+    fresh = [frozenset((a, b)) not in known for a, b in zip(band["ad_id_a"].astype(str), band["ad_id_b"].astype(str))]
+    band = band[fresh]
+    return band.sample(n=min(size, len(band)), random_state=seed)[["ad_id_a", "ad_id_b", "probability"]].reset_index(
+        drop=True
+    )
+
+
+def with_probabilities(sample: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """The sample with each pair's probability where it was scored (NaN: grouped through other ads)."""
+    scored = pairs.assign(
+        key=[frozenset(p) for p in zip(pairs["ad_id_a"].astype(str), pairs["ad_id_b"].astype(str))]
+    ).drop_duplicates("key").set_index("key")["probability"]
+    keys = [frozenset(p) for p in zip(sample["ad_id_a"], sample["ad_id_b"])]
+    return sample.assign(probability=scored.reindex(keys).to_numpy())
+
+
 # ---------------------------------------------------------------------------------- display
 def _value(ad: pd.Series, name: str) -> str:
     value = ad.get(name)
@@ -151,7 +215,8 @@ def render_pair(
     out = [
         (
             f"{_BOLD if color else ''}{_value(ad_a, 'ad_id')}  ~  {_value(ad_b, 'ad_id')}"
-            f"{_RESET if color else ''}   (probability {probability:.3f})"
+            f"{_RESET if color else ''}   "
+            + (f"(probability {probability:.3f})" if probability == probability else "(grouped through other ads)")
         )
     ]
     for name in SHOWN_FIELDS:
@@ -210,16 +275,36 @@ def run_loop(
     color: bool | None = None,
     limit: int | None = None,
     max_lines: int = 15,
+    sample: str | None = None,
+    size: int = 200,
+    seed: int = 1,
 ) -> Session:
-    """Show uncertain pairs and record answers until the pairs run out, `limit` answers, or quit."""
+    """Show pairs and record answers until the pairs run out, `limit` answers, or quit.
+
+    Without `sample`, the candidate pairs nearest the threshold come first (active learning); with
+    `sample` ("accepted" or "uncertain"), a uniform random sample of `size` such pairs is shown and
+    each answer is written with its `sample` column.
+    """
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if color is None:
         color = bool(getattr(stdout, "isatty", lambda: False)())
     width = shutil.get_terminal_size((100, 24)).columns
-    labels = LabelsFile(labels_path)
+    labels = LabelsFile(labels_path, extra=("sample",) if sample else ())
+    written_extra = {"sample": sample} if sample else {}
     result = model.run(ads)
-    queue = uncertain_pairs(result.pairs, model.threshold_, labels.known)
+    if sample == "accepted":
+        queue = with_probabilities(sample_accepted(result.groups, size, seed, labels.known), result.pairs)
+        intro = (
+            f"a uniform sample of {len(queue)} accepted pairs (ads in one final group) not labelled yet; "
+            "label each, then `jobdedup evaluate` estimates the precision of the accepted pairs."
+        )
+    elif sample == "uncertain":
+        queue = sample_uncertain(result.pairs, size, seed, labels.known)
+        intro = f"a uniform sample of {len(queue)} candidate pairs scored between {UNCERTAIN_BAND[0]} and {UNCERTAIN_BAND[1]}."
+    else:
+        queue = uncertain_pairs(result.pairs, model.threshold_, labels.known)
+        intro = f"{len(queue)} candidate pairs not labelled yet; the most uncertain first (threshold {model.threshold_:.3f})."
     rows = pd.Series(np.arange(len(result.batch)), index=result.batch.ads["ad_id"].astype(str).to_numpy())
     session = Session()
     history: list[tuple[int, int | None]] = []  # (queue position, label written or None if unsure)
@@ -229,10 +314,10 @@ def run_loop(
         stdout.write(text + end)
         stdout.flush()
 
-    say(
-        f"{len(queue)} candidate pairs not labelled yet; the most uncertain first "
-        f"(threshold {model.threshold_:.3f}). Answers go to {labels.path}."
-    )
+    if sample and queue.empty:
+        say(f"no {sample} pairs to sample in {len(ads)} ads that {labels.path} does not hold already; nothing to label.")
+        return session
+    say(f"{intro} Answers go to {labels.path}.")
     while position < len(queue):
         if limit is not None and session.yes + session.no >= limit:
             break
@@ -279,7 +364,7 @@ def run_loop(
             history.append((position, None))
         else:
             label = 1 if answer == "y" else 0
-            labels.append(id_a, id_b, label)
+            labels.append(id_a, id_b, label, **written_extra)
             session.yes += label == 1
             session.no += label == 0
             history.append((position, label))
@@ -296,7 +381,7 @@ def retrain(
     model: Deduplicator, ads: pd.DataFrame, labels_path: Path, model_out: Path, with_bundled: bool = True
 ) -> Deduplicator:
     """Train a new model on ADS + LABELS (pooled with the bundled training sets) and save it."""
-    from pipeline.cli import BUNDLED_DATA, TRAINING_SETS
+    from data import BUNDLED_DATA, TRAINING_SETS
     from pipeline.engine import Deduplicator
     from pipeline.io import read_ads, read_labels
 
@@ -329,6 +414,15 @@ def add_label_parser(commands: Any, common: Callable[[argparse.ArgumentParser], 
         "--labels", type=Path, required=True, help="pairs labels CSV to append to (created if absent)"
     )
     label.add_argument("--limit", type=int, default=None, help="stop after this many y/n answers")
+    label.add_argument(
+        "--sample",
+        choices=SAMPLES,
+        default=None,
+        help="show a uniform random sample instead of the most uncertain pairs: 'accepted' = pairs of ads "
+        "in one final group (to estimate precision with `jobdedup evaluate`), 'uncertain' = candidate "
+        "pairs scored between 0.1 and 0.9; answers get a `sample` column",
+    )
+    label.add_argument("--size", type=int, default=200, help="pairs in the sample (default 200)")
     label.add_argument("--lines", type=int, default=15, help="description lines shown per ad (default 15)")
     label.add_argument(
         "--retrain", type=Path, default=None, metavar="MODEL_OUT", help="offer to retrain and save here"
@@ -344,16 +438,25 @@ def add_label_parser(commands: Any, common: Callable[[argparse.ArgumentParser], 
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Run `jobdedup label`."""
-    from pipeline.cli import _load_model
+    from pipeline.model_files import model_from_args
     from pipeline.io import read_ads
 
     if args.retrain and args.retrain.exists() and not args.force:
         raise JobdedupError(f"{args.retrain}: exists; pass --force to let --retrain overwrite it")
     if args.labels.suffix.lower() != ".csv":
         raise JobdedupError(f"{args.labels}: the labelling loop writes CSV; give a .csv file")
-    model = _load_model(args)
+    model = model_from_args(args)
     ads = read_ads(args.ads, model.config.max_description_chars)
-    run_loop(model, ads, args.labels, limit=args.limit, max_lines=args.lines)
+    run_loop(
+        model,
+        ads,
+        args.labels,
+        limit=args.limit,
+        max_lines=args.lines,
+        sample=args.sample,
+        size=args.size,
+        seed=model.config.seed,
+    )
     if args.retrain:
         print(f"Retrain with {args.labels} and save to {args.retrain}? [y/N] ", end="", flush=True)
         answer = sys.stdin.readline().strip().lower()
