@@ -106,7 +106,7 @@ def leave_one_corpus_out(real_ads: pd.DataFrame, config: Config) -> tuple[list[d
 def pooled(rows: list[dict]) -> dict[str, Any]:
     """Counts summed over folds, and the figures they give (per type too)."""
     total = {key: sum(row[key] for row in rows) for key in COUNTS}
-    proposed = sum(row["candidate_recall"] * row["labelled_duplicates"] for row in rows)
+    proposed = sum(row["candidate_recall"] * row["labelled_duplicates"] for row in rows if row["labelled_duplicates"])
     total.update(_f1(total["true_positives"], total["false_positives"], total["false_negatives"]))
     total["candidate_recall"] = proposed / total["labelled_duplicates"]
     per_type = {}

@@ -26,7 +26,7 @@ from rapidfuzz import fuzz
 
 SIMILAR_NAMES = 0.9
 """Token-set ratio (0..1) from which two normalised names are one employer written two ways."""
-SHARED_TEXT_LINK = 0.6
+SHARED_TEXT_LINK = 0.5
 """Core-text containment from which two employers' ads are an agency copy of one ad."""
 
 

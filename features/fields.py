@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from features.listings import listing_keys
 from features.normalize import (
     extract_contacts,
     extract_domains,
@@ -38,6 +39,7 @@ FIELD_COLUMNS = [
     "domains",
     "posted_at",
     "source",
+    "listing",
 ]
 
 
@@ -82,6 +84,7 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
             "domains": domains,
             "posted_at": posted.dt.tz_localize(None),
             "source": normalize_text_key(ads["source"].astype(object)),
+            "listing": listing_keys(ads["url"]),
         },
         index=ads.index,
     )

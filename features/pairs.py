@@ -53,6 +53,7 @@ FEATURES: list[str] = [
     "location_conflict",
     "place_named_in_text",
     "requisition_match",
+    "same_listing",
     "email_match",
     "phone_match",
     "domain_match",
@@ -232,15 +233,19 @@ def build_pair_features(
     out["occupation_token_set"] = _string_similarity(
         fields["occupation"], left, right, fuzz.token_set_ratio, threads
     )
-    out["location_conflict"] = _location_conflict(fields, left, right)
     out["place_named_in_text"] = named_in_other_text(inputs.place_words, inputs.mentions, left, right)
+    # A listing city that the other ad's text names ("based in Bristol or London") is no conflict.
+    conflict = _location_conflict(fields, left, right)
+    conflict[(conflict == 1) & (out["place_named_in_text"] == 1)] = 0.0
+    out["location_conflict"] = conflict
+    out["same_listing"] = _equal(fields["listing"], left, right)
     out["requisition_match"] = _shared_item(fields["refs"], left, right)
     out["email_match"] = _shared_item(fields["emails"], left, right)
     out["phone_match"] = _shared_item(fields["phones"], left, right)
     out["domain_match"] = _shared_item(fields["domains"], left, right)
     out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
     shared_contact = np.fmax.reduce(
-        [out[name] for name in ("email_match", "phone_match", "domain_match", "requisition_match")]
+        [out[name] for name in ("email_match", "phone_match", "domain_match", "requisition_match", "same_listing")]
     )
     out["employer_conflict"] = employer_conflict(
         fields["company"],
@@ -280,6 +285,7 @@ INCREASING_FEATURES = {
     "phone_match",
     "domain_match",
     "requisition_match",
+    "same_listing",
     "place_named_in_text",
 }
 # -1: a higher value can only make a duplicate less likely.

@@ -10,6 +10,8 @@ Example:
     >>> requisition_numbers(pd.Series(["Data Engineer (JR-123456)"]), pd.Series(["Req ID: 12903"]),
     ...                     pd.Series([None])).tolist()
     [('12903', 'jr123456')]
+    >>> requisition_numbers(pd.Series([None]), pd.Series(["Req 1016.238.2."]), pd.Series([None])).tolist()
+    [('10162382',)]
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ import pandas as pd
 _LABELLED_RE = re.compile(
     r"\b(?:req(?:uisition)?|job|position|vacancy|vacature|stellen|referenz|ref(?:erence)?|kennziffer)"
     r"\.?[ \t]*(?:id|no|nr|number|nummer|code|num|#)?\.?[ \t]*[:#.\-]?\s*"
-    r"([a-z]{0,4}[-_]?\d[\w\-/]{2,19})",
+    r"([a-z]{0,4}[-_]?\d(?:[\w\-/]|\.(?=\w)){2,19})",
     re.I,
 )
 # Ids that name themselves: "JR123456", "R-0123456", "REQ-2024-0042" (in text, titles and URLs).
-_SELF_NAMED_RE = re.compile(r"(?<![\w])((?:jr|req|r)[-_]?\d{5,}(?:-\d+)?)(?![\w])", re.I)
+_SELF_NAMED_RE = re.compile(r"(?<![a-z0-9])((?:jr|req|r)[-_]?\d{5,}(?:-\d+)?)(?![a-z0-9])", re.I)
 # A trailing id in a title: "… – R01536322", "(Ref.Nr.: 46111)", "ג- 100001512".
 _TITLE_TAIL_RE = re.compile(
     r"(?:^|[\s\-–—#:(\[])\s*(?:(?:ref|req|requisition|job|id|nr|no|kennziffer)[\s.:#-]*)*"
@@ -40,7 +42,7 @@ LABEL_WORDS = (
 ).split()
 _DATE_RE = re.compile(r"^\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}$|^(?:19|20)\d\d$")
 _RANGE_RE = re.compile(r"^\d{1,4}-\d{1,5}$")
-_SEPARATORS_RE = re.compile(r"[-_/]")
+_SEPARATORS_RE = re.compile(r"[-_/.]")
 
 
 def _clean(found: str) -> str | None:

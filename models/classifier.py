@@ -73,11 +73,13 @@ class PairClassifier:
         labels: np.ndarray,
         groups: np.ndarray,
         adjust: Callable[[np.ndarray, pd.DataFrame], np.ndarray] | None = None,
+        sample_weight: np.ndarray | None = None,
     ) -> PairClassifier:
         """Train on pair features; `groups` keeps each vacancy wholly in train or validation.
 
         `adjust(scores, features)` turns validation scores into the probabilities the caller will
-        decide on (e.g. with decision rules applied) before the threshold is chosen.
+        decide on (e.g. with decision rules applied) before the threshold is chosen. With
+        `sample_weight`, each pair counts with its weight in training and in the threshold.
         """
         labels = np.asarray(labels, dtype=int)
         if len(np.unique(labels)) < 2:
@@ -89,8 +91,13 @@ class PairClassifier:
             train_idx, valid_idx = next(splitter.split(features, labels, groups))
         if len(np.unique(labels[valid_idx])) < 2 or len(np.unique(labels[train_idx])) < 2:
             train_idx = valid_idx = np.arange(len(labels))
-        train_set = lgb.Dataset(features.iloc[train_idx], labels[train_idx], free_raw_data=True)
-        valid_set = lgb.Dataset(features.iloc[valid_idx], labels[valid_idx], reference=train_set)
+        weight = np.ones(len(labels)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        train_set = lgb.Dataset(
+            features.iloc[train_idx], labels[train_idx], weight=weight[train_idx], free_raw_data=True
+        )
+        valid_set = lgb.Dataset(
+            features.iloc[valid_idx], labels[valid_idx], weight=weight[valid_idx], reference=train_set
+        )
         self.booster_ = lgb.train(
             self._params(),
             train_set,
@@ -103,7 +110,9 @@ class PairClassifier:
         )
         if adjust is not None:
             valid_scores = adjust(valid_scores, features.iloc[valid_idx])
-        self.threshold_ = threshold_for_precision(valid_scores, labels[valid_idx], self.target_precision)
+        self.threshold_ = threshold_for_precision(
+            valid_scores, labels[valid_idx], self.target_precision, weight[valid_idx]
+        )
         self.validation_ = {"pairs": int(len(valid_idx)), "positives": int(labels[valid_idx].sum())}
         return self
 

@@ -1,22 +1,40 @@
 """Decision rules over pair features that the classifier's score cannot overrule.
 
 The duplicate definition (`DUPLICATE_DEFINITION.md`) states some things outright; learnt from a
-few thousand labels, a classifier can still score such pairs high (a generic title in one city at
-two employers looks like a repost when only fields are known). Each rule caps the probability of
-the pairs it holds for at `RULE_CAP`, below any decision threshold, and names itself:
+few thousand labels, a classifier can still score such pairs wrongly (a generic title in one city
+at two employers looks like a repost when only fields are known; one requisition filed under two
+cities looks like a per-town template). Each rule names itself; the first that holds decides.
+
+A pair scraped from one listing is accepted before anything else; then the rules that refuse a
+pair cap its probability at `RULE_CAP`, below any decision threshold:
 
 - **different_employers** — two known, clearly different employers with nothing linking them
   (`employer_conflict == 1`; see `features.employers` for spelling variants and agency links).
+- **different_requisitions** — both ads name requisition / reference numbers and none is shared
+  (`requisition_match == 0`): two openings, whatever the text.
 - **fields_only_mismatch** — one side has no description, and employer, title, place and date do
   not all agree: the employers are not both known and the same (`employer_conflict != 0`), the
   titles differ (`title_token_set < 0.7`), the places conflict (`location_conflict == 1`), or the
   ads were posted more than `FIELDS_ONLY_MAX_GAP_DAYS` apart. Title and place alone never decide.
 
+The rules that accept a pair raise its probability to at least `RULE_FLOOR`:
+
+- **same_listing** — both ads were scraped from one job-board listing (`same_listing == 1`: the
+  same URL, tracking parameters aside): a re-scrape, whatever else the scrapes changed.
+- **same_requisition** — both ads name the same requisition number (`requisition_match == 1`),
+  the employers do not conflict and the titles name the same level: one opening, also when it is
+  filed under several cities.
+
 Example:
-    >>> features = pd.DataFrame({"employer_conflict": [1.0, 0.0], "sides_without_text": [0.0, 0.0],
-    ...     "title_token_set": [1.0, 1.0], "location_conflict": [0.0, 0.0], "date_gap_days": [1.0, 1.0]})
+    >>> features = pd.DataFrame({"same_listing": [0.0, np.nan, np.nan],
+    ...     "employer_conflict": [1.0, 0.0, 0.0], "requisition_match": [np.nan, 0.0, 1.0],
+    ...     "sides_without_text": [0.0, 0.0, 0.0], "title_token_set": [1.0, 1.0, 1.0],
+    ...     "title_level_differs": [0.0, 0.0, 0.0], "location_conflict": [0.0, 0.0, 1.0],
+    ...     "date_gap_days": [1.0, 1.0, 1.0]})
     >>> rule_names(features).tolist()
-    ['different_employers', None]
+    ['different_employers', 'different_requisitions', 'same_requisition']
+    >>> apply_rules(np.array([0.9, 0.9, 0.2]), features).tolist()
+    [0.01, 0.01, 0.99]
 """
 
 from __future__ import annotations
@@ -25,10 +43,14 @@ import numpy as np
 import pandas as pd
 
 RULE_CAP = 0.01
-"""Probability given to pairs a rule holds for (at most their score)."""
+"""Probability given to pairs a refusing rule holds for (at most their score)."""
+RULE_FLOOR = 0.99
+"""Probability given to pairs an accepting rule holds for (at least their score)."""
 FIELDS_ONLY_MAX_GAP_DAYS = 62.0
 FIELDS_ONLY_MIN_TITLE_SIMILARITY = 0.7
-RULES = ("different_employers", "fields_only_mismatch")
+REFUSING_RULES = ("different_employers", "different_requisitions", "fields_only_mismatch")
+ACCEPTING_RULES = ("same_listing", "same_requisition")
+RULES = REFUSING_RULES + ACCEPTING_RULES
 
 
 def _values(features: pd.DataFrame, name: str) -> np.ndarray:
@@ -37,7 +59,10 @@ def _values(features: pd.DataFrame, name: str) -> np.ndarray:
 
 def rule_names(features: pd.DataFrame) -> np.ndarray:
     """Per pair, the first rule that holds (object array of names; None where none holds)."""
+    if not len(features):
+        return np.zeros(0, dtype=object)
     conflict = _values(features, "employer_conflict")
+    requisition = _values(features, "requisition_match")
     fields_only = _values(features, "sides_without_text") > 0
     mismatch = fields_only & (
         (conflict != 0)  # NaN (an employer unknown) is no agreement either
@@ -45,13 +70,19 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
         | (_values(features, "location_conflict") == 1)
         | (_values(features, "date_gap_days") > FIELDS_ONLY_MAX_GAP_DAYS)
     )
-    held = [conflict == 1, mismatch]
-    return np.select(held, RULES, default=None).astype(object) if len(features) else np.zeros(0, object)
+    listing = _values(features, "same_listing") == 1
+    same = (requisition == 1) & (conflict != 1) & (_values(features, "title_level_differs") != 1)
+    held = [listing, conflict == 1, requisition == 0, mismatch, same]
+    return np.select(held, ("same_listing", *REFUSING_RULES, "same_requisition"), default=None).astype(object)
 
 
 def apply_rules(probability: np.ndarray, features: pd.DataFrame) -> np.ndarray:
-    """`probability` capped at `RULE_CAP` where a rule holds."""
-    capped = np.asarray(probability, dtype=float).copy()
-    held = pd.notna(rule_names(features))
-    capped[held] = np.minimum(capped[held], RULE_CAP)
-    return capped
+    """`probability` capped at `RULE_CAP` where a refusing rule holds, raised to `RULE_FLOOR`
+    where an accepting one does."""
+    adjusted = np.asarray(probability, dtype=float).copy()
+    names = rule_names(features)
+    refused = np.isin(names, REFUSING_RULES)
+    accepted = np.isin(names, ACCEPTING_RULES)
+    adjusted[refused] = np.minimum(adjusted[refused], RULE_CAP)
+    adjusted[accepted] = np.maximum(adjusted[accepted], RULE_FLOOR)
+    return adjusted

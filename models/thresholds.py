@@ -12,20 +12,24 @@ import numpy as np
 FALLBACK_THRESHOLD = 0.5
 
 
-def threshold_for_precision(scores: np.ndarray, labels: np.ndarray, target_precision: float) -> float:
+def threshold_for_precision(
+    scores: np.ndarray, labels: np.ndarray, target_precision: float, weights: np.ndarray | None = None
+) -> float:
     """Lowest score threshold whose precision on (scores, labels) is at least the target.
 
     Among thresholds reaching the target, the lowest maximises recall. If none does, the
-    threshold with the best precision is returned; with no positives at all, 0.5.
+    threshold with the best precision is returned; with no positives at all, 0.5. With `weights`,
+    each pair counts with its weight.
     """
     scores = np.asarray(scores, dtype=float)
     labels = np.asarray(labels, dtype=int)
+    weights = np.ones(len(scores)) if weights is None else np.asarray(weights, dtype=float)
     if labels.sum() == 0 or len(scores) == 0:
         return FALLBACK_THRESHOLD
     order = np.argsort(-scores, kind="stable")
     sorted_scores = scores[order]
-    true_pos = np.cumsum(labels[order])
-    predicted = np.arange(1, len(scores) + 1)
+    true_pos = np.cumsum(labels[order] * weights[order])
+    predicted = np.cumsum(weights[order])
     # Only cut between distinct scores: the last index of each run of equal scores.
     last_of_run = np.append(sorted_scores[1:] != sorted_scores[:-1], True)
     precision = true_pos / predicted

@@ -301,6 +301,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     model = model_from_args(args)
     result, figures, baseline = _evaluate(model, args.ads, args.labels, args.baseline)
     print(format_figures(figures, baseline))
+    if "estimated_precision" in figures:
+        print(format_precision_estimate(figures))
     if "per_type" in figures:
         from pipeline.explain import format_per_type
 
@@ -320,10 +322,23 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def format_precision_estimate(figures: dict[str, Any]) -> str:
+    """The precision of accepted pairs estimated from a labelled uniform sample of them."""
+    line = (
+        f"estimated precision of accepted pairs: {figures['estimated_precision']:.3f} "
+        f"(95 % interval {figures['estimated_precision_low']:.3f}-{figures['estimated_precision_high']:.3f}, "
+        f"from {figures['precision_sample_size']} labelled pairs of a uniform sample)"
+    )
+    if figures.get("precision_sample_not_accepted_now"):
+        line += (
+            f"; {figures['precision_sample_not_accepted_now']} sampled pairs are not accepted by this model "
+            "and were left out (sample again with this model for an unbiased estimate)"
+        )
+    return line
+
+
 def _json_default(value: Any) -> Any:
     return float(value) if hasattr(value, "__float__") else str(value)
-
-
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ import pyarrow as pa
 from features.pairs import FEATURES, build_pair_features, monotone_constraints
 from models.classifier import PairClassifier
 from models.dup_types import assign_dup_types, dup_types_of_pairs, per_type_metrics
-from models.metrics import bcubed, pair_metrics, reduction_ratio
+from models.metrics import bcubed, estimated_precision, pair_metrics, reduction_ratio
 from models.persistence import load_model_file, save_model_file
 from models.rules import apply_rules, rule_names
 from pipeline.boilerplate import merge_block_sets
@@ -89,20 +89,25 @@ class Deduplicator:
 
     # ----------------------------------------------------------------- training
     def fit(
-        self, ads: pd.DataFrame | Sequence[pd.DataFrame], labels: Labels | Sequence[Labels]
+        self,
+        ads: pd.DataFrame | Sequence[pd.DataFrame],
+        labels: Labels | Sequence[Labels],
+        weights: Sequence[float] | None = None,
     ) -> Deduplicator:
         """Learn boilerplate and train the pair classifier on candidate and labelled pairs.
 
         `ads` and `labels` may be lists of equal length (e.g. synthetic groups and hand-checked
-        natural pairs): each set is prepared on its own and their pairs are pooled.
+        natural pairs): each set is prepared on its own and their pairs are pooled, each set's
+        pairs counting with its weight in `weights` (default 1 each).
         """
         ads_sets = [ads] if isinstance(ads, pd.DataFrame) else list(ads)
         label_sets = [labels] if isinstance(labels, Labels) else list(labels)
-        if len(ads_sets) != len(label_sets):
-            raise ValueError("give one labels set per ads set")
+        weights = [1.0] * len(ads_sets) if weights is None else [float(w) for w in weights]
+        if len(ads_sets) != len(label_sets) or len(weights) != len(ads_sets):
+            raise ValueError("give one labels set (and one weight, if any) per ads set")
         progress = Progress(self.config.show_progress)
         no_boilerplate = np.zeros(0, dtype=np.uint64)
-        feature_parts, target_parts, group_parts, boilerplate = [], [], [], []
+        feature_parts, target_parts, weight_parts, group_parts, boilerplate = [], [], [], [], []
         for number, (one_ads, one_labels) in enumerate(zip(ads_sets, label_sets)):
             with progress.stage("prepare", total=len(one_ads), unit="ads"):
                 batch = prepare_batch(one_ads, self.config, no_boilerplate)
@@ -114,6 +119,7 @@ class Deduplicator:
             with progress.stage("features", total=len(left), unit="pairs"):
                 feature_parts.append(build_pair_features(batch.inputs, left, right))
             target_parts.append(target)
+            weight_parts.append(np.full(len(target), weights[number]))
             group_parts.append(np.char.add(f"{number}:", groups.astype(str)))
         self.boilerplate_ = merge_block_sets(*boilerplate)
         features = pd.concat(feature_parts, ignore_index=True)
@@ -130,12 +136,17 @@ class Deduplicator:
         )
         with progress.stage("train", total=len(target), unit="pairs"):
             self.classifier_.fit(
-                features, target, pd.factorize(np.concatenate(group_parts))[0], adjust=apply_rules
+                features,
+                target,
+                pd.factorize(np.concatenate(group_parts))[0],
+                adjust=apply_rules,
+                sample_weight=np.concatenate(weight_parts),
             )
         self.training_ = {
             "ads": int(sum(len(a) for a in ads_sets)),
             "pairs": len(target),
             "positives": int(target.sum()),
+            "set_weights": weights,
             "fingerprint": _fingerprint(ads_sets, label_sets),
             "validation": self.classifier_.validation_,
         }
@@ -464,6 +475,8 @@ def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> di
             "reduction_ratio": reduction_ratio(len(pairs), n),
         }
     )
+    if "sample" in labels.pairs:
+        figures.update(_sample_estimates(labels.pairs, position, group_of))
     if "dup_type" in labels.pairs and labels.pairs["dup_type"].notna().any():
         figures["per_type"] = _per_type(labels, position, codes, truth, predicted, result)
     if labels.groups is not None:
@@ -471,6 +484,37 @@ def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> di
         predicted_groups = pd.Series(group_of, index=ids)
         figures.update(bcubed(truth_groups, predicted_groups))
     return figures
+
+
+def _sample_estimates(pairs: pd.DataFrame, position: pd.Series, group_of: np.ndarray) -> dict[str, Any]:
+    """Figures from labelled uniform samples (`jobdedup label --sample`): the estimated precision of
+    the accepted pairs (those of the `accepted` sample this run still puts in one group) with its
+    95 % interval, and the share of duplicates in the `uncertain` sample."""
+    out: dict[str, Any] = {}
+    a = position.reindex(pairs["ad_id_a"].astype(str)).to_numpy()
+    b = position.reindex(pairs["ad_id_b"].astype(str)).to_numpy()
+    known = ~(np.isnan(a) | np.isnan(b))
+    together = np.zeros(len(pairs), dtype=bool)
+    together[known] = group_of[a[known].astype(int)] == group_of[b[known].astype(int)]
+    sample = pairs["sample"].astype(str).to_numpy()
+    label = pairs["label"].to_numpy(dtype=int)
+    accepted = sample == "accepted"
+    if accepted.any():
+        estimate = estimated_precision(label[accepted & together])
+        out.update(
+            {
+                "estimated_precision": estimate["precision"],
+                "estimated_precision_low": estimate["low"],
+                "estimated_precision_high": estimate["high"],
+                "precision_sample_size": estimate["sample"],
+                "precision_sample_not_accepted_now": int((accepted & ~together).sum()),
+            }
+        )
+    uncertain = sample == "uncertain"
+    if uncertain.any():
+        out["uncertain_sample_size"] = int(uncertain.sum())
+        out["uncertain_sample_duplicate_share"] = float(label[uncertain].mean())
+    return out
 
 
 def _per_type(

@@ -157,7 +157,7 @@ def sample_accepted(groups: pd.DataFrame, size: int, seed: int, known: set[froze
     first = within - second * (second - 1) // 2
     a, b = ids[starts[group] + first], ids[starts[group] + second]
     frame = pd.DataFrame({"ad_id_a": np.minimum(a, b), "ad_id_b": np.maximum(a, b)})
-    fresh = [frozenset(pair) not in known for pair in zip(frame["ad_id_a"], frame["ad_id_b"])]
+    fresh = np.array([frozenset(pair) not in known for pair in zip(frame["ad_id_a"], frame["ad_id_b"])], dtype=bool)
     return frame[fresh].head(size).reset_index(drop=True)
 
 
@@ -165,7 +165,10 @@ def sample_uncertain(pairs: pd.DataFrame, size: int, seed: int, known: set[froze
     """A uniform random sample of the candidate pairs scored inside `UNCERTAIN_BAND` not labelled yet."""
     low, high = UNCERTAIN_BAND
     band = pairs[pairs["probability"].between(low, high)]
-    fresh = [frozenset((a, b)) not in known for a, b in zip(band["ad_id_a"].astype(str), band["ad_id_b"].astype(str))]
+    fresh = np.array(
+        [frozenset((a, b)) not in known for a, b in zip(band["ad_id_a"].astype(str), band["ad_id_b"].astype(str))],
+        dtype=bool,
+    )
     band = band[fresh]
     return band.sample(n=min(size, len(band)), random_state=seed)[["ad_id_a", "ad_id_b", "probability"]].reset_index(
         drop=True

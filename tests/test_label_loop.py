@@ -146,3 +146,40 @@ def test_most_uncertain_first_and_known_pairs_skipped():
     )
     order = uncertain_pairs(pairs, 0.3, {frozenset(("z", "c"))})
     assert order["ad_id_a"].tolist() == ["b", "a"]
+
+
+def test_sample_of_accepted_pairs_gives_an_estimated_precision(tmp_path, ads_csv):
+    labels = tmp_path / "sample.csv"
+    done = _label(ads_csv, labels, "y\n" * 8 + "u\n" + "n\n" * 2 + "q\n", "--sample", "accepted", "--size", "15")
+    assert done.returncode == 0, done.stderr
+    assert "a uniform sample of 15 accepted pairs" in done.stdout
+    rows = _rows(labels)
+    assert rows[0] == ["ad_id_a", "ad_id_b", "label", "sample"]
+    assert [row[2:] for row in rows[1:]] == [["1", "accepted"]] * 8 + [["0", "accepted"]] * 2  # unsure not written
+    shown = SHOWN.findall(done.stdout)
+    assert len(set(shown)) == len(shown) == 12  # distinct pairs: 11 answered (one unsure), the 12th quit
+    report = tmp_path / "eval.json"
+    evaluated = run_cli("evaluate", "--ads", ads_csv, "--labels", labels, "--json", report, "--quiet", timeout=120)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "estimated precision of accepted pairs: 0.800 (95 % interval 0.490-0.943, from 10" in evaluated.stdout
+    figures = pd.read_json(report, typ="series")
+    assert figures["estimated_precision"] == pytest.approx(0.8)
+    assert figures["precision_sample_size"] == 10 and figures["precision_sample_not_accepted_now"] == 0
+    # A second sample leaves out the pairs already labelled.
+    again = _label(ads_csv, labels, "q\n", "--sample", "accepted", "--size", "15")
+    first_again = SHOWN.findall(again.stdout)
+    assert first_again and first_again[0] not in {tuple(row[:2]) for row in rows[1:]}
+
+
+def test_sample_of_a_batch_without_accepted_pairs_says_so(tmp_path):
+    ads = tmp_path / "two.csv"
+    pd.DataFrame(
+        {
+            "ad_id": ["1", "2"],
+            "description": ["Night shift nurse for a care home in Leeds.", "Senior Java developer, remote, fintech."],
+            "title": ["Nurse", "Java Developer"],
+        }
+    ).to_csv(ads, index=False)
+    done = _label(ads, tmp_path / "labels.csv", "", "--sample", "accepted")
+    assert done.returncode == 0, done.stderr
+    assert "no accepted pairs to sample in 2 ads" in done.stdout

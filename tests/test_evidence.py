@@ -1,0 +1,192 @@
+"""Evidence a careful reader uses (#13): employers, requisition numbers, places named in the text,
+page chrome, specific title words, fields-only pairs; the rules and the employer guard built on it.
+
+Examples are shaped like the real crawls the errors came from (karriere.at pages with a list of
+other ads, LinkedIn rows without a description, one requisition filed under two cities).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from features.pairs import build_pair_features
+from features.requisitions import requisition_numbers
+from models.rules import apply_rules, rule_names
+from pipeline.clean import cut_listing_widgets
+from pipeline.config import Config
+from pipeline.employer_guard import split_mixed_employers
+from pipeline.prepare import prepare_batch
+
+BODY = (
+    "Wir suchen zum nächstmöglichen Eintritt eine Verstärkung für unser IT Team in Salzburg. "
+    "Ihre Aufgaben sind die Betreuung der Server und Storage Infrastruktur, Netzwerke und Backup. "
+    "Sie bringen eine abgeschlossene technische Ausbildung und mehrere Jahre Erfahrung mit. "
+    "Wir bieten ein attraktives Gehaltspaket ab EUR 55.000 Jahresbrutto und flexible Arbeitszeiten."
+)
+
+
+def _ads(rows: list[dict]) -> pd.DataFrame:
+    columns = ["ad_id", "description", "title", "company", "location", "occupation", "contact", "url",
+               "posted_at", "source", "language"]  # fmt: skip
+    return pd.DataFrame([{c: row.get(c, pd.NA) for c in columns} for row in rows])
+
+
+def _pair(rows: list[dict], config: Config | None = None) -> pd.Series:
+    batch = prepare_batch(_ads(rows), config or Config(), np.zeros(0, dtype=np.uint64))
+    return build_pair_features(batch.inputs, np.array([0]), np.array([1])).iloc[0]
+
+
+def test_fields_only_pair_of_two_employers_is_refused():
+    # Two LinkedIn rows without text, generic title, one city (jobspy_mrtrkmn_germany): different employers.
+    rows = [
+        {"ad_id": "a", "description": "", "title": "DevOps Engineer", "company": "Nimbus", "location": "Berlin, Germany",
+         "posted_at": "2025-11-03", "source": "linkedin"},
+        {"ad_id": "b", "description": "", "title": "DevOps Engineer", "company": "Capgemini", "location": "Berlin, Germany",
+         "posted_at": "2025-11-04", "source": "linkedin"},
+    ]  # fmt: skip
+    features = _pair(rows)
+    assert features["sides_without_text"] == 2
+    assert features["employer_conflict"] == 1
+    frame = features.to_frame().T
+    assert rule_names(frame).tolist() == ["different_employers"]
+    assert apply_rules(np.array([0.99]), frame)[0] <= 0.01
+
+
+def test_fields_only_pair_needs_employer_title_place_and_date_together():
+    same = {"description": "", "title": "Backend Engineer", "company": "Trading 212", "location": "Berlin, Germany",
+            "source": "linkedin"}  # fmt: skip
+    agreeing = _pair([{**same, "ad_id": "a", "posted_at": "2025-11-03"}, {**same, "ad_id": "b", "posted_at": "2025-11-05"}])
+    assert rule_names(agreeing.to_frame().T).tolist() == [None]
+    no_company = _pair([{**same, "ad_id": "a", "company": pd.NA}, {**same, "ad_id": "b"}])
+    assert rule_names(no_company.to_frame().T).tolist() == ["fields_only_mismatch"]
+    months_apart = _pair([{**same, "ad_id": "a", "posted_at": "2025-01-03"}, {**same, "ad_id": "b", "posted_at": "2025-06-03"}])
+    assert rule_names(months_apart.to_frame().T).tolist() == ["fields_only_mismatch"]
+
+
+def test_karriere_style_list_of_other_ads_is_cut_and_links_nothing():
+    # Each page ends with "Weitere IT Jobs in Salzburg" naming the other employer's ad.
+    widget = "Weitere IT Jobs in Salzburg Alle 275 Jobs anzeigen Merken IT System Administrator (m/w/d) {other} Salzburg (Stadt) vor 7 Tagen"
+    vega = f"{BODY} Bewerbungen an Vega International GmbH. " + widget.format(other="Merkur Versicherung AG")
+    merkur = (
+        "Teammerkur seit 1798 sucht Verstärkung für die Versicherung. Sie verantworten Server, Storage, Linux und "
+        "das Notfall Rechenzentrum, Qualitätssicherung der Backups und Teilzeit oder Vollzeit ist möglich. "
+    ) + widget.format(other="Vega International GmbH")
+    assert cut_listing_widgets(vega).endswith("Bewerbungen an Vega International GmbH. ")
+    rows = [
+        {"ad_id": "a", "description": vega, "title": "IT System Administrator:in",
+         "company": "Vega International Car Transport and Logistic Trading GmbH", "source": "karriere.at"},
+        {"ad_id": "b", "description": merkur, "title": "IT System Administrator (w/m/d)",
+         "company": "Merkur Versicherung AG", "source": "karriere.at"},
+    ]  # fmt: skip
+    features = _pair(rows)
+    assert features["employer_named_in_text"] == 0  # the widget naming the other employer is gone
+    assert features["employer_conflict"] == 1
+
+
+def test_agency_ad_naming_the_employer_links_two_names():
+    rows = [
+        {"ad_id": "a", "description": f"On behalf of our client Merkur Versicherung we are hiring. {BODY}",
+         "title": "IT System Administrator", "company": "Hays Specialist Recruitment"},
+        {"ad_id": "b", "description": "Merkur Versicherung: IT Abteilung. Eine ganz andere Beschreibung des Jobs hier.",
+         "title": "IT System Administrator", "company": "Merkur Versicherung AG"},
+    ]  # fmt: skip
+    features = _pair(rows)
+    assert features["employer_named_in_text"] == 1
+    assert features["employer_conflict"] == 0
+
+
+def test_requisition_numbers_equal_and_different():
+    found = requisition_numbers(
+        pd.Series(["Data Engineer (JR-017958)", "Data Engineer", None]),
+        pd.Series(["Req ID: 12903. Apply now.", "Requisition ID: 423765", "Posting: 04/28/2026, position 500-2000"]),
+        pd.Series([None, "https://marvell.wd1.myworkdayjobs.com/job/Santa-Clara/Engineer_R-0012345", None]),
+    )
+    assert found.tolist() == [("12903", "jr017958"), ("423765", "r0012345"), None]  # dates and ranges are no ids
+
+    def pair(ref_a: str, ref_b: str, city_b: str) -> pd.Series:
+        return _pair([
+            {"ad_id": "a", "description": f"{BODY} Job Requisition {ref_a}", "title": "Supply Chain Data Analyst",
+             "company": "Nestle Health Science", "location": "New York, NY"},
+            {"ad_id": "b", "description": f"{BODY} Job Requisition {ref_b}", "title": "Supply Chain Data Analyst",
+             "company": "Nestle Health Science", "location": city_b},
+        ])  # fmt: skip
+
+    same = pair("401880", "401880", "Des Plaines, IL")  # one requisition filed under two cities
+    assert same["requisition_match"] == 1
+    assert rule_names(same.to_frame().T).tolist() == ["same_requisition"]
+    assert apply_rules(np.array([0.06]), same.to_frame().T)[0] >= 0.99
+    other = pair("279186BR", "279188BR", "New York, NY")  # one template, two openings
+    assert other["requisition_match"] == 0
+    assert rule_names(other.to_frame().T).tolist() == ["different_requisitions"]
+
+
+def test_multi_city_listing_named_in_the_text_is_no_place_conflict():
+    text = f"{BODY} This role is based in our Bristol or London office, hybrid three days a week."
+    common = {"title": "AI Deployment Engineer", "company": "Emponics", "source": "adzuna"}
+    multi = _pair([
+        {**common, "ad_id": "a", "description": text, "location": "Bristol, South West England"},
+        {**common, "ad_id": "b", "description": text, "location": "London, UK"},
+    ])  # fmt: skip
+    assert multi["place_named_in_text"] == 1 and multi["location_conflict"] == 0
+    per_town = _pair([
+        {**common, "ad_id": "a", "description": BODY, "location": "Leeds, UK"},
+        {**common, "ad_id": "b", "description": BODY, "location": "York, UK"},
+    ])  # fmt: skip
+    assert per_town["location_conflict"] == 1
+
+
+def test_same_listing_is_one_vacancy():
+    url = "https://www.karriere.at/jobs/7095220"
+    rows = [
+        {"ad_id": "a", "description": BODY, "title": "IT Help Desk", "company": "GfS", "url": url},
+        {"ad_id": "b", "description": BODY + " Neu!", "title": "IT Help Desk Mitarbeiter*in", "company": "GfS",
+         "url": url + "?utm_source=x"},
+    ]  # fmt: skip
+    features = _pair(rows)
+    assert features["same_listing"] == 1
+    assert rule_names(features.to_frame().T).tolist() == ["same_listing"]
+
+
+def test_specific_title_words_on_both_sides_are_counted():
+    frontend = {"ad_id": "a", "description": BODY, "title": "Senior Frontend Engineer (m/w/d)", "location": "Amsterdam"}
+    backend = {"ad_id": "b", "description": BODY, "title": "Backend Engineer - Amsterdam", "location": "Amsterdam"}
+    features = _pair([frontend, backend])
+    assert features["title_specific_only_min"] == 1  # frontend / backend
+    assert features["title_specific_only_max"] == 2  # senior + frontend
+    summer = _pair([{**frontend, "title": "Accounting Summer Student"}, {**backend, "title": "Summer Student"}])
+    assert (summer["title_specific_only_min"], summer["title_specific_only_max"]) == (0, 1)
+
+
+def test_block_shared_by_three_employers_is_chrome_whatever_the_titles():
+    nav = "Zum Seiteninhalt springen Anmelden Neu hier Kostenlos registrieren Inserat teilen Link kopieren"
+    rows = [
+        {"ad_id": str(k), "description": f"{nav}\n{BODY} Stelle {k} bei Firma {k}.", "title": "IT System Administrator",
+         "company": company}
+        for k, company in enumerate(["Vega GmbH", "Merkur AG", "Grüne Erde GmbH"])
+    ]  # fmt: skip
+    batch = prepare_batch(_ads(rows), Config(), np.zeros(0, dtype=np.uint64))
+    assert (batch.inputs.core_words < batch.inputs.words).all()  # the navigation line is left out
+    one_employer = prepare_batch(_ads([{**row, "company": "Vega GmbH"} for row in rows]), Config(), np.zeros(0, np.uint64))
+    assert (one_employer.inputs.core_words == one_employer.inputs.words).all()  # one title, one employer: kept
+
+
+def test_employer_guard_splits_a_chain_through_ads_without_a_company():
+    companies = pd.Series(["nimbus", None, "capgemini", "capgemini", None])
+    edges = pd.DataFrame({"i": [0, 1, 2, 3], "j": [1, 2, 3, 4], "probability": [0.99, 0.97, 0.99, 0.98]})
+    labels, splits = split_mixed_employers(np.zeros(5, dtype=np.int64), companies, edges, edges.iloc[:0])
+    assert labels[0] == labels[1] and labels[2] == labels[3] == labels[4] and labels[0] != labels[2]
+    assert [(s.size, s.employers, s.parts) for s in splits] == [(5, ("capgemini", "nimbus"), 2)]
+
+
+def test_employer_guard_keeps_spelling_variants_and_agencies_carrying_one_client():
+    companies = pd.Series(["saransh", "tata consultancy services", "jobs via dice", "tcs"])
+    edges = pd.DataFrame({"i": [0, 0, 1, 1], "j": [1, 2, 2, 3], "probability": [0.97, 0.88, 0.82, 0.99]})
+    links = pd.DataFrame({"i": [0, 0, 1], "j": [1, 2, 2]})  # every two of the three employers linked
+    labels, splits = split_mixed_employers(np.zeros(4, dtype=np.int64), companies, edges, links)
+    assert len(set(labels.tolist())) == 1 and splits == []
+    # An agency linked to two clients that are not linked to each other joins neither.
+    two_clients = pd.Series(["harnham", "acme", "globex"])
+    edges = pd.DataFrame({"i": [0, 0], "j": [1, 2], "probability": [0.9, 0.9]})
+    labels, splits = split_mixed_employers(np.zeros(3, dtype=np.int64), two_clients, edges, edges[["i", "j"]])
+    assert len(set(labels.tolist())) == 3 and splits[0].parts == 3
