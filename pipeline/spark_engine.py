@@ -7,19 +7,24 @@ so results equal `Deduplicator.run` on the same ads (tested: same pairs, probabi
    `read_ads` (required columns, empty and repeated `ad_id`, blank optional values, long
    descriptions cut); each ad gets its input row number `_row` (the embedded engine's row index).
 2. **boilerplate** — a first pass (`mapInPandas`) tokenises descriptions and emits (slice, block,
-   title) rows; Spark counts distinct titles per block. A slice is `config.chunk_size` consecutive
-   rows, the scope in which the embedded engine learns batch boilerplate, so the sets are the same.
+   title) and (slice, block, employer) rows; Spark counts distinct titles and distinct normalised
+   companies per block. A slice is `config.chunk_size` consecutive rows, the scope in which the
+   embedded engine learns batch boilerplate, so the sets are the same. The batch's vocabulary of
+   employer and place words (`pipeline.prepare.name_vocabulary`) is made on the driver from the
+   distinct company and location values.
 3. **prepare** — `prepare_batch` per Arrow batch with the model's boilerplate ∪ its slice's
    boilerplate as known blocks (what a sub-slice finds itself is a subset of its slice's, so the
-   result does not depend on partitioning). Per ad: shingle sets, signature and band keys as binary
-   columns, normalised fields as typed columns.
+   result does not depend on partitioning) and the batch's name vocabulary. Per ad: shingle sets,
+   signature and band keys as binary columns, normalised fields as typed columns.
 4. **candidates** — LSH band keys and field-blocking keys exploded; equal keys joined in Spark,
    buckets over `max_bucket_size` capped to stars, exactly as `pipeline.candidates.pairs_from_keys`.
 5. **score** — candidate pairs joined to both ads' prepared rows; `build_pair_features` and the
-   model's LightGBM booster (rebuilt once per Python worker from the model's text) in `mapInPandas`.
+   model's `Deduplicator.predict_proba` (LightGBM booster rebuilt once per Python worker from the
+   model's text, decision rules applied) in `mapInPandas`.
 6. **group** — connected components of accepted pairs by min-label propagation with pointer
    jumping (DataFrame joins, no extra jars), then `group_ads` (the average-linkage chaining guard)
-   per component of three or more ads in a cogrouped `applyInPandas`.
+   and `split_mixed_employers` (the employer guard) per component of three or more ads, or of
+   two or more companies, in a cogrouped `applyInPandas`.
 
 pyspark is an optional extra (`pip install 'jobdedup[spark]'`); this module imports it lazily.
 
@@ -51,7 +56,9 @@ from features.pairs import PairInputs, build_pair_features
 from features.shingle_sets import ShingleSets
 from models.classifier import PairClassifier
 from models.dup_types import assign_dup_types
+from models.rules import rule_names
 from pipeline.candidates import band_keys
+from pipeline.employer_guard import split_mixed_employers
 from pipeline.errors import InputError, InputWarning, JobdedupError
 from pipeline.group import group_ads
 from pipeline.io import ADS_COLUMNS, ADS_OPTIONAL_COLUMNS, STRING, validate_ads
@@ -70,8 +77,11 @@ PYSPARK_MISSING = (
     "(or pip install 'pyspark>=4.0'), or use --engine embedded"
 )
 _TEXT_FIELDS = ("title", "title_tokens", "company", "occupation", "location", "city", "source")
-_ITEM_FIELDS = ("emails", "phones", "domains")
-_SETS = ("full", "core", "numbers")
+_ITEM_FIELDS = ("emails", "phones", "domains", "refs")
+_SETS = ("full", "core", "numbers", "employer_words", "place_words", "mentions")
+# The columns of `PairInputs.fields`: the normalised fields and the requisition numbers `refs`
+# (`pipeline.prepare._prepare_chunk`).
+_FIELDS = (*FIELD_COLUMNS, "refs")
 # What one ad carries into pair features: PairInputs row i, serialised.
 _SIDE_COLUMNS = ("words", "core_words", *_SETS, "signature", *_TEXT_FIELDS, *_ITEM_FIELDS, "posted_ns")
 _FIELD_COMBOS = {
@@ -79,7 +89,8 @@ _FIELD_COMBOS = {
     "company+city": ("company", "city"),
     "title+city": ("title_tokens", "city"),
 }
-_NO_TITLE = "\x00none"
+_NO_VALUE = "\x00none"
+_BLOCK_TITLE, _BLOCK_EMPLOYER = 0, 1
 
 
 def require_pyspark() -> None:
@@ -149,7 +160,8 @@ class SparkDedupResult:
     """Spark DataFrames of one run, sorted as the embedded engine sorts them, and run figures.
 
     Attributes:
-        pairs: `ad_id_a`, `ad_id_b`, `probability`, `is_duplicate`, `via_lsh`, `via_fields`, `dup_type`.
+        pairs: `ad_id_a`, `ad_id_b`, `probability`, `is_duplicate`, `via_lsh`, `via_fields`, `rule`,
+            `dup_type`.
         groups: `ad_id`, `group_id`, `group_size`, `status`, then the input's extra columns (as text).
         figures: counts (ads, candidate pairs, capped buckets, components, iterations) and
             `seconds` per stage.
@@ -163,7 +175,6 @@ class SparkDedupResult:
     def to_pandas(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """(pairs, groups) as pandas DataFrames with the embedded engine's dtypes."""
         spark_pairs, spark_groups = self.pairs.toPandas(), self.groups.toPandas()
-        dup_type = spark_pairs["dup_type"].astype(object)
         # Built the way `Deduplicator.run` builds its frames, so dtypes match too.
         pairs = pd.DataFrame(
             {
@@ -173,9 +184,10 @@ class SparkDedupResult:
                 "is_duplicate": spark_pairs["is_duplicate"].to_numpy(dtype=bool),
                 "via_lsh": spark_pairs["via_lsh"].to_numpy(dtype=bool),
                 "via_fields": spark_pairs["via_fields"].to_numpy(dtype=bool),
+                "rule": _text_array(spark_pairs["rule"]),
             }
         )
-        pairs["dup_type"] = pd.array(dup_type.where(dup_type.notna(), None).to_numpy(), dtype="string")
+        pairs["dup_type"] = _text_array(spark_pairs["dup_type"])
         groups = pd.DataFrame(
             {
                 "ad_id": spark_groups["ad_id"].to_numpy(dtype=object),
@@ -192,6 +204,12 @@ class SparkDedupResult:
         for frame in self._cached:
             _release(frame)
         self._cached.clear()
+
+
+def _text_array(column: pd.Series) -> pd.api.extensions.ExtensionArray:
+    """A collected text column as the embedded engine's `string` array (missing = pd.NA)."""
+    values = column.astype(object)
+    return pd.array(values.where(values.notna(), None).to_numpy(), dtype="string")
 
 
 # ------------------------------------------------------------------------------------- ads
@@ -352,26 +370,44 @@ def _as_ads(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.reindex(columns=list(ADS_COLUMNS)).astype(STRING)
 
 
-def _block_titles(batches: Iterator[pd.DataFrame], chunk: int, min_titles: int) -> Iterator[pd.DataFrame]:
-    """(slice, block hash, title hash) of every description block; at most `min_titles` titles per block."""
+def _code_hashes(values: pd.Series) -> np.ndarray:
+    """64-bit hash of each normalised value (missing values are one value, as in `_prepare_chunk`)."""
+    values = values.astype(object).where(values.notna(), _NO_VALUE)
+    return np.fromiter((xxh3_64_intdigest(str(v).encode()) for v in values), np.uint64, len(values)).view(
+        np.int64
+    )
+
+
+def _block_codes(
+    batches: Iterator[pd.DataFrame], chunk: int, min_titles: int, min_employers: int
+) -> Iterator[pd.DataFrame]:
+    """(slice, block hash, kind, code) of every description block: kind `_BLOCK_TITLE` with the hash
+    of the ad's normalised title, `_BLOCK_EMPLOYER` with that of its normalised company; at most
+    `min_titles` titles and `min_employers` employers per block (all that counting them needs)."""
     for frame in batches:
         ads = _as_ads(frame)
         texts = ads["description"].astype(object).where(ads["description"].notna(), "").tolist()
         tokens = tokenize(texts)
-        only_titles = pd.DataFrame(
-            {name: pd.Series(pd.NA, index=ads.index, dtype=STRING) for name in ADS_COLUMNS}
-        )
-        only_titles["title"] = ads["title"]
-        titles = normalize_fields(only_titles.astype(object))["title_tokens"].fillna(_NO_TITLE)
-        title_hash = np.fromiter(
-            (xxh3_64_intdigest(str(t).encode()) for t in titles), np.uint64, len(titles)
-        ).view(np.int64)
+        names = pd.DataFrame({name: pd.Series(pd.NA, index=ads.index, dtype=STRING) for name in ADS_COLUMNS})
+        names["title"] = ads["title"]
+        names["company"] = ads["company"]
+        fields = normalize_fields(names.astype(object))
         slices = frame["_row"].to_numpy(np.int64) // chunk
         doc = tokens.block_doc
-        seen = pd.DataFrame(
-            {"slice": slices[doc], "block": tokens.block_hash.view(np.int64), "title": title_hash[doc]}
-        ).drop_duplicates()
-        yield seen.groupby(["slice", "block"], sort=False).head(min_titles)
+        kinds = (
+            (_BLOCK_TITLE, fields["title_tokens"], min_titles),
+            (_BLOCK_EMPLOYER, fields["company"], min_employers),
+        )
+        for kind, values, least in kinds:
+            seen = pd.DataFrame(
+                {
+                    "slice": slices[doc],
+                    "block": tokens.block_hash.view(np.int64),
+                    "kind": np.full(len(doc), kind, dtype=np.int64),
+                    "code": _code_hashes(values)[doc],
+                }
+            ).drop_duplicates()
+            yield seen.groupby(["slice", "block"], sort=False).head(least)
 
 
 def _sets_bytes(sets: ShingleSets) -> list[bytes]:
@@ -390,8 +426,10 @@ def _prepare_batches(
     known: np.ndarray,
     by_slice: dict[int, np.ndarray],
     chunk: int,
+    names: np.ndarray,
 ) -> Iterator[pd.DataFrame]:
-    """Stages 1–2 with the embedded `prepare_batch`, one slice's rows at a time."""
+    """Stages 1–2 with the embedded `prepare_batch`, one slice's rows at a time; `names` is the
+    whole batch's `name_vocabulary`."""
     from pipeline.boilerplate import merge_block_sets
     from pipeline.prepare import prepare_batch
 
@@ -403,7 +441,7 @@ def _prepare_batches(
         for slice_id in np.unique(slices):
             part = frame[slices == slice_id].reset_index(drop=True)
             boilerplate = merge_block_sets(known, by_slice.get(int(slice_id), empty))
-            batch = prepare_batch(_as_ads(part), one_worker, boilerplate)
+            batch = prepare_batch(_as_ads(part), one_worker, boilerplate, names=names)
             inputs = batch.inputs
             signatures = np.ascontiguousarray(inputs.signatures)
             usable = signatures[:, 0] != EMPTY_SIGNATURE_VALUE
@@ -417,9 +455,7 @@ def _prepare_batches(
                 "status": batch.status.astype(object).to_numpy(),
                 "words": np.asarray(inputs.words, dtype=np.int64),
                 "core_words": np.asarray(inputs.core_words, dtype=np.int64),
-                "full": _sets_bytes(inputs.full),
-                "core": _sets_bytes(inputs.core),
-                "numbers": _sets_bytes(inputs.numbers),
+                **{name: _sets_bytes(getattr(inputs, name)) for name in _SETS},
                 "signature": [row.tobytes() for row in signatures],
                 "bands": [row.tobytes() if ok else b"" for row, ok in zip(keys, usable)],
             }
@@ -456,7 +492,7 @@ def _pair_inputs(frame: pd.DataFrame, num_perm: int) -> PairInputs:
     width = len(signature_bytes[0]) // num_perm if signature_bytes else 4
     signatures = np.frombuffer(b"".join(signature_bytes), dtype=np.dtype(f"<u{width}")).reshape(-1, num_perm)
     fields: dict[str, Any] = {}
-    for name in FIELD_COLUMNS:
+    for name in _FIELDS:
         if name in _TEXT_FIELDS:
             fields[name] = pd.Series([v if isinstance(v, str) else pd.NA for v in frame[name]], dtype=object)
         elif name in _ITEM_FIELDS:
@@ -472,33 +508,40 @@ def _pair_inputs(frame: pd.DataFrame, num_perm: int) -> PairInputs:
         )
     )
     return PairInputs(
-        fields=pd.DataFrame({name: fields[name] for name in FIELD_COLUMNS}),
-        full=_sets_from_bytes(frame["full"].tolist()),
-        core=_sets_from_bytes(frame["core"].tolist()),
-        numbers=_sets_from_bytes(frame["numbers"].tolist()),
+        fields=pd.DataFrame({name: fields[name] for name in _FIELDS}),
+        **{name: _sets_from_bytes(frame[name].tolist()) for name in _SETS},
         signatures=signatures,
         words=frame["words"].to_numpy(np.int64),
         core_words=frame["core_words"].to_numpy(np.int64),
     )
 
 
-_CLASSIFIERS: dict[str, PairClassifier] = {}
+_MODELS: dict[str, Deduplicator] = {}
 
 
-def _classifier(spec: dict[str, Any]) -> PairClassifier:
-    """The model's classifier, rebuilt from LightGBM's text once per Python worker."""
-    found = _CLASSIFIERS.get(spec["digest"])
+def _worker_model(spec: dict[str, Any]) -> Deduplicator:
+    """The fitted `Deduplicator` whose `predict_proba` (classifier and decision rules) scores pairs,
+    rebuilt from LightGBM's text once per Python worker (`SparkDeduplicator._spec`)."""
+    from pipeline.config import Config
+    from pipeline.engine import Deduplicator
+
+    found = _MODELS.get(spec["digest"])
     if found is None:
-        found = PairClassifier.from_text(spec["booster"], spec["threshold"], spec["params"])
-        _CLASSIFIERS[spec["digest"]] = found
+        found = Deduplicator(Config.from_dict(spec["config"]))
+        found.classifier_ = PairClassifier.from_text(spec["booster"], spec["threshold"], spec["params"])
+        found.boilerplate_ = np.zeros(0, dtype=np.uint64)  # preparing is done; pairs need no blocks
+        _MODELS[spec["digest"]] = found
     return found
 
 
 def _score_batches(
     batches: Iterator[pd.DataFrame], spec_broadcast: Any, num_perm: int
 ) -> Iterator[pd.DataFrame]:
-    """Probability and duplicate type of candidate pairs carrying both ads' prepared rows."""
-    classifier = _classifier(spec_broadcast.value)
+    """Probability, rule, duplicate type and employer link (`pipeline.engine.employer_links`) of
+    candidate pairs carrying both ads' prepared rows."""
+    from pipeline.engine import employer_links
+
+    model = _worker_model(spec_broadcast.value)
     for frame in batches:
         m = len(frame)
         sides = pd.concat(
@@ -509,15 +552,21 @@ def _score_batches(
             ignore_index=True,
         )
         features = build_pair_features(_pair_inputs(sides, num_perm), np.arange(m), np.arange(m) + m)
-        probability = classifier.predict_proba(features)[:, 1] if m else np.zeros(0)
+        probability = model.predict_proba(features)[:, 1] if m else np.zeros(0)
+        pairs = frame[["i", "j"]].astype(np.int64).reset_index(drop=True)
+        linked = pd.MultiIndex.from_frame(pairs).isin(
+            pd.MultiIndex.from_frame(employer_links(pairs, features))
+        )
         yield pd.DataFrame(
             {
-                "i": frame["i"].to_numpy(np.int64),
-                "j": frame["j"].to_numpy(np.int64),
+                "i": pairs["i"].to_numpy(),
+                "j": pairs["j"].to_numpy(),
                 "via_lsh": frame["via_lsh"].to_numpy(bool),
                 "via_fields": frame["via_fields"].to_numpy(bool),
                 "probability": probability.astype(np.float64),
+                "rule": rule_names(features),
                 "type_if_duplicate": assign_dup_types(features) if m else np.zeros(0, dtype=object),
+                "employer_link": linked,
             }
         )
 
@@ -525,10 +574,11 @@ def _score_batches(
 def _cluster_component(
     members: pd.DataFrame, edges: pd.DataFrame, spec_broadcast: Any, settings: dict[str, Any]
 ) -> pd.DataFrame:
-    """`group_ads` over one connected component: (v, sub) = ad row and its cluster inside the component."""
+    """`group_ads` and `split_mixed_employers` over one connected component, as `Deduplicator.run`
+    calls them: (v, sub) = ad row and its group inside the component."""
     if members.empty:
         return pd.DataFrame({"v": np.zeros(0, np.int64), "sub": np.zeros(0, np.int64)})
-    classifier = _classifier(spec_broadcast.value)
+    model = _worker_model(spec_broadcast.value)
     members = members.sort_values("v", kind="stable").reset_index(drop=True)
     rows = members["v"].to_numpy(np.int64)
     local = pd.Series(np.arange(len(rows)), index=rows)
@@ -545,9 +595,11 @@ def _cluster_component(
     def score(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         if len(left) == 0:
             return np.zeros(0)
-        return classifier.predict_proba(build_pair_features(inputs, left, right))[:, 1]
+        return model.predict_proba(build_pair_features(inputs, left, right))[:, 1]
 
     labels = group_ads(len(rows), accepted, score, settings["link_threshold"], settings["max_exact_size"])
+    links = accepted.loc[edges["employer_link"].to_numpy(bool), ["i", "j"]].reset_index(drop=True)
+    labels, _ = split_mixed_employers(labels, inputs.fields["company"], accepted, links)
     return pd.DataFrame({"v": rows, "sub": np.asarray(labels, dtype=np.int64)})
 
 
@@ -677,6 +729,7 @@ class SparkDeduplicator:
             "booster": booster,
             "threshold": float(self.model.threshold_),
             "params": self.model.classifier_.get_params(),
+            "config": self.model.config.to_dict(),
             "digest": hashlib.sha256(booster.encode()).hexdigest(),
         }
 
@@ -721,30 +774,31 @@ class SparkDeduplicator:
         ads_frame = keep(frame.repartitionByRange(partitions, "_row"))
         lap("read")
 
-        # 2. batch boilerplate per slice of chunk_size rows, as the embedded engine learns it
+        # 2. batch boilerplate per slice of chunk_size rows, as the embedded engine learns it;
+        #    the batch's employer and place words, as `prepare_batch` finds them for the whole batch
         chunk = int(getattr(config, "chunk_size", 0) or max(n_ads, 1))
         min_titles = config.boilerplate_min_titles
-        block_schema = StructType(
-            [
-                StructField("slice", LongType()),
-                StructField("block", LongType()),
-                StructField("title", LongType()),
-            ]
-        )
+        min_employers = config.boilerplate_min_employers
+        block_schema = "slice long, block long, kind long, code long"
         blocks = ads_frame.select("_row", *ADS_COLUMNS).mapInPandas(
-            lambda it: _block_titles(it, chunk, min_titles), block_schema
+            lambda it: _block_codes(it, chunk, min_titles, min_employers), block_schema
+        )
+        enough = ((F.col("kind") == _BLOCK_TITLE) & (F.col("codes") >= min_titles)) | (
+            (F.col("kind") == _BLOCK_EMPLOYER) & (F.col("codes") >= min_employers)
         )
         found = (
-            blocks.groupBy("slice", "block")
-            .agg(F.countDistinct("title").alias("titles"))
-            .where(F.col("titles") >= min_titles)
+            blocks.groupBy("slice", "block", "kind")
+            .agg(F.countDistinct("code").alias("codes"))
+            .where(enough)
             .select("slice", "block")
+            .distinct()
             .toPandas()
         )
         by_slice = {
             int(s): np.sort(part["block"].to_numpy(np.int64).view(np.uint64))
             for s, part in found.groupby("slice")
         }
+        names = _name_vocabulary(ads_frame)
         lap("boilerplate")
 
         # 3. prepare: the embedded stages 1–2 per slice, with the slice's boilerplate known
@@ -763,7 +817,7 @@ class SparkDeduplicator:
         )
         prepared = keep(
             ads_frame.select("_row", *ADS_COLUMNS).mapInPandas(
-                lambda it: _prepare_batches(it, config, known, by_slice, chunk), prepared_schema
+                lambda it: _prepare_batches(it, config, known, by_slice, chunk, names), prepared_schema
             )
         )
         lap("prepare")
@@ -806,29 +860,40 @@ class SparkDeduplicator:
                 StructField("via_lsh", BooleanType()),
                 StructField("via_fields", BooleanType()),
                 StructField("probability", DoubleType()),
+                StructField("rule", StringType()),
                 StructField("type_if_duplicate", StringType()),
+                StructField("employer_link", BooleanType()),
             ]
         )
         scored = keep(with_sides.mapInPandas(lambda it: _score_batches(it, spec, num_perm), score_schema))
         lap("score")
 
-        # 6. group: connected components of accepted pairs, chaining guard per component
+        # 6. group: connected components of accepted pairs, chaining and employer guards per component
         from pipeline.engine import MIN_LINK_THRESHOLD
 
         threshold = float(model.threshold_)
-        edges = keep(scored.where(F.col("probability") >= threshold).select("i", "j", "probability"))
+        edges = keep(
+            scored.where(F.col("probability") >= threshold).select("i", "j", "probability", "employer_link")
+        )
         n_edges = edges.count()
         rounds = 0
         if n_edges:
             labels, rounds = connected_components(edges.select("i", "j"))
         else:
             labels = spark.createDataFrame([], "v long, comp long")
-        sizes = labels.groupBy("comp").agg(F.count(F.lit(1)).alias("size"))
+        sizes = (
+            labels.join(prepared.select(F.col("_row").alias("v"), "company"), "v")
+            .groupBy("comp")
+            .agg(F.count(F.lit(1)).alias("size"), F.countDistinct("company").alias("companies"))
+        )
         components = keep(labels.join(sizes, "comp"))
         _release(labels)
-        big = components.where(F.col("size") >= 3)
-        members = big.select("comp", "v").join(side.withColumnRenamed("_row", "v"), "v")
-        big_edges = edges.join(big.select(F.col("v").alias("i"), F.col("comp").alias("edge_comp")), "i")
+        # Two ads are one group unless they name two employers; larger components are re-clustered.
+        checked = components.where((F.col("size") >= 3) | (F.col("companies") >= 2))
+        members = checked.select("comp", "v").join(side.withColumnRenamed("_row", "v"), "v")
+        checked_edges = edges.join(
+            checked.select(F.col("v").alias("i"), F.col("comp").alias("edge_comp")), "i"
+        )
         settings = {
             "num_perm": num_perm,
             "link_threshold": max(threshold, MIN_LINK_THRESHOLD),
@@ -844,10 +909,14 @@ class SparkDeduplicator:
         members = members.select(*[c.split()[0] for c in member_schema.split(", ")])
         clusters = keep(
             members.groupBy("comp")
-            .cogroup(big_edges.select("edge_comp", "i", "j", "probability").groupBy("edge_comp"))
+            .cogroup(
+                checked_edges.select("edge_comp", "i", "j", "probability", "employer_link").groupBy(
+                    "edge_comp"
+                )
+            )
             .applyInPandas(lambda m, e: _cluster_component(m, e, spec, settings), "v long, sub long")
         )
-        n_big = big.select("comp").distinct().count()
+        n_big = components.where(F.col("size") >= 3).select("comp").distinct().count()
         lap("group")
 
         # outputs: group ids (smallest ad_id), sizes, pairs with final decisions, sorted as embedded
@@ -909,6 +978,7 @@ class SparkDeduplicator:
                 "is_duplicate",
                 "via_lsh",
                 "via_fields",
+                "rule",
                 F.when(F.col("is_duplicate"), F.col("type_if_duplicate")).alias("dup_type"),
             )
         )
@@ -924,6 +994,33 @@ class SparkDeduplicator:
             "seconds": seconds,
         }
         return SparkDedupResult(pairs=pairs, groups=groups, figures=figures, _cached=cached)
+
+
+def _name_vocabulary(ads: SparkFrame) -> np.ndarray:
+    """`pipeline.prepare.name_vocabulary` of the whole batch, made on the driver from the distinct
+    company and location values (all the vocabulary depends on)."""
+    from pyspark.sql import functions as F
+
+    from pipeline.prepare import name_vocabulary
+
+    values = (
+        ads.select(F.lit("company").alias("column"), F.col("company").alias("value"))
+        .unionByName(ads.select(F.lit("location").alias("column"), F.col("location").alias("value")))
+        .where(F.col("value").isNotNull())
+        .distinct()
+        .toPandas()
+    )
+    columns = {
+        name: values.loc[values["column"] == name, "value"].tolist() for name in ("company", "location")
+    }
+    rows = max(len(found) for found in columns.values())
+    distinct = pd.DataFrame(
+        {
+            name: pd.array(found + [None] * (rows - len(found)), dtype=STRING)
+            for name, found in columns.items()
+        }
+    )
+    return name_vocabulary(distinct)
 
 
 def _output_names(extras: list[str]) -> dict[str, str]:
