@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import sys
@@ -115,14 +116,15 @@ class SparkDeduplicator:
 
     def _spec(self) -> dict[str, Any]:
         """What Python workers need to rebuild the model's pair decisions (`adapters.worker_model`)."""
-        booster = self.model.classifier_.to_text()
-        return {
-            "booster": booster,
+        spec = {
+            "booster": self.model.classifier_.to_text(),
             "threshold": float(self.model.threshold_),
             "params": self.model.classifier_.get_params(),
             "config": self.model.config.to_dict(),
-            "digest": hashlib.sha256(booster.encode()).hexdigest(),
         }
+        # Workers are reused across runs: a model is known by all of it, not by its booster alone.
+        spec["digest"] = hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
+        return spec
 
     def run(self, ads: Any) -> SparkDedupResult:
         """Deduplicate `ads` (Parquet path, other ads file, pandas or Spark DataFrame).
