@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pipeline.config import Config
     from pipeline.engine import Deduplicator
 
-_TEXT_FIELDS = ("title", "title_tokens", "company", "occupation", "location", "city", "source")
+_TEXT_FIELDS = ("title", "title_tokens", "company", "occupation", "location", "city", "source", "listing")
 _ITEM_FIELDS = ("emails", "phones", "domains", "refs")
 _SETS = ("full", "core", "numbers", "employer_words", "place_words", "mentions")
 # The columns of `PairInputs.fields`: the normalised fields and the requisition numbers `refs`
