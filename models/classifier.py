@@ -1,8 +1,8 @@
 """Stage 5: a LightGBM classifier of candidate pairs, with a threshold for a target precision.
 
 The scikit-learn contract: `__init__` stores parameters, `fit` returns self, learned state ends
-in `_`. Validation pairs are split off *by vacancy group* so that the threshold is chosen on
-vacancies the trees never saw.
+in `_`. The threshold is chosen on out-of-fold scores, the folds cut *by vacancy group*, so that
+every pair it is chosen on was scored by trees that never saw its vacancy.
 
 Example:
     >>> clf = PairClassifier(n_estimators=10)
@@ -18,7 +18,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import GroupShuffleSplit
+from sklearn.model_selection import GroupKFold
 
 from models.thresholds import threshold_for_precision
 
@@ -32,7 +32,7 @@ class PairClassifier:
         learning_rate: float = 0.05,
         num_leaves: int = 31,
         target_precision: float = 0.98,
-        validation_fraction: float = 0.25,
+        cv_folds: int = 5,
         monotone: list[int] | None = None,
         seed: int = 1,
         jobs: int = 2,
@@ -41,7 +41,7 @@ class PairClassifier:
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
         self.target_precision = target_precision
-        self.validation_fraction = validation_fraction
+        self.cv_folds = cv_folds
         self.monotone = monotone
         self.seed = seed
         self.jobs = jobs
@@ -75,54 +75,85 @@ class PairClassifier:
         adjust: Callable[[np.ndarray, pd.DataFrame], np.ndarray] | None = None,
         sample_weight: np.ndarray | None = None,
     ) -> PairClassifier:
-        """Train on pair features; `groups` keeps each vacancy wholly in train or validation.
+        """Train on pair features and choose the threshold on out-of-fold scores.
 
-        `adjust(scores, features)` turns validation scores into the probabilities the caller will
-        decide on (e.g. with decision rules applied) before the threshold is chosen. With
-        `sample_weight`, each pair counts with its weight in training and in the threshold.
+        The pairs are cut into `cv_folds` folds by vacancy (`groups`: one vacancy's pairs stay in
+        one fold); each fold is scored by trees trained on the others (with early stopping on it),
+        so every pair gets a score from trees that never saw its vacancy, and the threshold is the
+        lowest whose out-of-fold precision reaches `target_precision` — over all labelled pairs, not
+        one small validation split whose few high-scoring negatives would swing it. The final trees
+        are trained on every pair for the median number of rounds the folds stopped at.
+
+        `adjust(scores, features)` turns scores into the probabilities the caller will decide on
+        (e.g. with decision rules applied) before the threshold is chosen. With `sample_weight`,
+        each pair counts with its weight in training and in the threshold.
         """
         labels = np.asarray(labels, dtype=int)
         if len(np.unique(labels)) < 2:
             raise ValueError("training needs both duplicate and non-duplicate pairs among the candidates")
         self.feature_names_ = list(features.columns)
-        train_idx = valid_idx = np.arange(len(labels))
-        if len(pd.unique(np.asarray(groups))) >= 2:  # one vacancy cannot be split: validate on all
-            splitter = GroupShuffleSplit(n_splits=1, test_size=self.validation_fraction, random_state=self.seed)
-            train_idx, valid_idx = next(splitter.split(features, labels, groups))
-        if len(np.unique(labels[valid_idx])) < 2 or len(np.unique(labels[train_idx])) < 2:
-            train_idx = valid_idx = np.arange(len(labels))
         weight = np.ones(len(labels)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        train_set = lgb.Dataset(
-            features.iloc[train_idx], labels[train_idx], weight=weight[train_idx], free_raw_data=True
-        )
+        groups = np.asarray(groups)
+        folds = min(self.cv_folds, len(pd.unique(groups)))
+        out_of_fold = np.full(len(labels), np.nan)
+        rounds: list[int] = []
+        if folds >= 2:
+            splitter = GroupKFold(n_splits=folds, shuffle=True, random_state=self.seed)
+            for train_idx, valid_idx in splitter.split(features, labels, groups):
+                if len(np.unique(labels[train_idx])) < 2:
+                    continue
+                booster = self._train(features, labels, weight, train_idx, valid_idx)
+                out_of_fold[valid_idx] = booster.predict(
+                    features.iloc[valid_idx], num_iteration=booster.best_iteration
+                )
+                rounds.append(booster.best_iteration or self.n_estimators)
+        everything = np.arange(len(labels))
+        self.booster_ = self._train(features, labels, weight, everything, None, int(np.median(rounds)) if rounds else None)
+        scored = ~np.isnan(out_of_fold)
+        if not scored.any():  # one vacancy only: no fold to validate on, so the training scores
+            out_of_fold = self.booster_.predict(features)
+            scored = np.ones(len(labels), dtype=bool)
+        scores = out_of_fold[scored]
+        if adjust is not None:
+            scores = adjust(scores, features.iloc[np.flatnonzero(scored)])
+        self.threshold_ = threshold_for_precision(scores, labels[scored], self.target_precision, weight[scored])
+        self.validation_ = {
+            "pairs": int(scored.sum()),
+            "positives": int(labels[scored].sum()),
+            "folds": len(rounds),
+            "rounds": int(self.booster_.current_iteration()),
+        }
+        return self
+
+    def _train(
+        self,
+        features: pd.DataFrame,
+        labels: np.ndarray,
+        weight: np.ndarray,
+        train_idx: np.ndarray,
+        valid_idx: np.ndarray | None,
+        rounds: int | None = None,
+    ) -> lgb.Booster:
+        """Trees on the `train_idx` pairs: early-stopped on `valid_idx`, or `rounds` rounds."""
+        train_set = lgb.Dataset(features.iloc[train_idx], labels[train_idx], weight=weight[train_idx], free_raw_data=True)
+        if valid_idx is None:
+            return lgb.train(self._params(), train_set, num_boost_round=rounds or self.n_estimators)
         valid_set = lgb.Dataset(
             features.iloc[valid_idx], labels[valid_idx], weight=weight[valid_idx], reference=train_set
         )
-        self.booster_ = lgb.train(
+        return lgb.train(
             self._params(),
             train_set,
             num_boost_round=self.n_estimators,
             valid_sets=[valid_set],
             callbacks=[lgb.early_stopping(40, verbose=False)],
         )
-        valid_scores = self.booster_.predict(
-            features.iloc[valid_idx], num_iteration=self.booster_.best_iteration
-        )
-        if adjust is not None:
-            valid_scores = adjust(valid_scores, features.iloc[valid_idx])
-        self.threshold_ = threshold_for_precision(
-            valid_scores, labels[valid_idx], self.target_precision, weight[valid_idx]
-        )
-        self.validation_ = {"pairs": int(len(valid_idx)), "positives": int(labels[valid_idx].sum())}
-        return self
 
     def predict_proba(self, features: pd.DataFrame) -> np.ndarray:
         """(n, 2) array: probability of "different" and of "duplicate" for each pair."""
         if len(features) == 0:
             return np.zeros((0, 2))
-        positive = self.booster_.predict(
-            features[self.feature_names_], num_iteration=self.booster_.best_iteration
-        )
+        positive = self.booster_.predict(features[self.feature_names_])
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, features: pd.DataFrame) -> np.ndarray:
@@ -161,7 +192,7 @@ class PairClassifier:
             "learning_rate": self.learning_rate,
             "num_leaves": self.num_leaves,
             "target_precision": self.target_precision,
-            "validation_fraction": self.validation_fraction,
+            "cv_folds": self.cv_folds,
             "monotone": self.monotone,
             "seed": self.seed,
             "jobs": self.jobs,

@@ -31,7 +31,7 @@ class Config:
             (only neighbours in sorted order are paired) and reported.
         target_precision: the decision threshold is the lowest score reaching this precision
             on validation pairs.
-        validation_fraction: share of labelled vacancies kept aside to pick the threshold.
+        threshold_folds: folds (by vacancy) whose out-of-fold scores pick the threshold.
         max_group_size_exact: components up to this size are re-clustered with every pair scored.
         n_estimators: LightGBM boosting rounds.
         learning_rate: LightGBM learning rate.
@@ -51,7 +51,7 @@ class Config:
     boilerplate_min_employers: int = 3
     max_bucket_size: int = 200
     target_precision: float = 0.98
-    validation_fraction: float = 0.25
+    threshold_folds: int = 5
     max_group_size_exact: int = 60
     n_estimators: int = 300
     learning_rate: float = 0.05

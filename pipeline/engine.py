@@ -129,7 +129,7 @@ class Deduplicator:
             learning_rate=self.config.learning_rate,
             num_leaves=self.config.num_leaves,
             target_precision=self.config.target_precision,
-            validation_fraction=self.config.validation_fraction,
+            cv_folds=self.config.threshold_folds,
             monotone=monotone_constraints(FEATURES),
             seed=self.config.seed,
             jobs=self.config.jobs,

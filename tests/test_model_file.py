@@ -82,5 +82,6 @@ def test_pairs_of_one_vacancy_train_without_a_validation_split():
     x = rng.random((6, 2))
     features = pd.DataFrame(x, columns=["a", "b"])
     classifier = PairClassifier(n_estimators=5, jobs=1).fit(features, np.array([1, 0, 1, 0, 1, 0]), np.zeros(6))
-    assert classifier.validation_ == {"pairs": 6, "positives": 3}
+    assert (classifier.validation_["pairs"], classifier.validation_["positives"]) == (6, 3)
+    assert classifier.validation_["folds"] == 0  # one vacancy: no fold to score out of fold
     assert 0.0 <= classifier.threshold_ <= 1.0
