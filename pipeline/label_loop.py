@@ -116,6 +116,13 @@ class LabelsFile:
 
 
 # ---------------------------------------------------------------------------------- choosing pairs
+def _not_known(pairs: pd.DataFrame, known: set[frozenset[str]]) -> np.ndarray:
+    """Row mask of the pairs LABELS does not hold yet (an array: indexing a frame with an empty
+    *list* would select no columns instead of no rows)."""
+    ids = zip(pairs["ad_id_a"].astype(str), pairs["ad_id_b"].astype(str))
+    return np.fromiter((frozenset(pair) not in known for pair in ids), dtype=bool, count=len(pairs))
+
+
 def uncertain_pairs(pairs: pd.DataFrame, threshold: float, known: set[frozenset[str]]) -> pd.DataFrame:
     """Candidate pairs not labelled yet, the most uncertain (probability nearest the threshold) first.
 
@@ -124,8 +131,7 @@ def uncertain_pairs(pairs: pd.DataFrame, threshold: float, known: set[frozenset[
         >>> uncertain_pairs(frame, 0.5, set())["ad_id_a"].tolist()
         ['b', 'a']
     """
-    keys = [frozenset((a, b)) for a, b in zip(pairs["ad_id_a"].astype(str), pairs["ad_id_b"].astype(str))]
-    fresh = pairs[[key not in known for key in keys]].copy()
+    fresh = pairs[_not_known(pairs, known)].copy()
     fresh["uncertainty"] = (fresh["probability"] - threshold).abs()
     return fresh.sort_values(["uncertainty", "ad_id_a", "ad_id_b"], kind="stable").reset_index(drop=True)
 
@@ -157,16 +163,14 @@ def sample_accepted(groups: pd.DataFrame, size: int, seed: int, known: set[froze
     first = within - second * (second - 1) // 2
     a, b = ids[starts[group] + first], ids[starts[group] + second]
     frame = pd.DataFrame({"ad_id_a": np.minimum(a, b), "ad_id_b": np.maximum(a, b)})
-    fresh = [frozenset(pair) not in known for pair in zip(frame["ad_id_a"], frame["ad_id_b"])]
-    return frame[fresh].head(size).reset_index(drop=True)
+    return frame[_not_known(frame, known)].head(size).reset_index(drop=True)
 
 
 def sample_uncertain(pairs: pd.DataFrame, size: int, seed: int, known: set[frozenset[str]]) -> pd.DataFrame:
     """A uniform random sample of the candidate pairs scored inside `UNCERTAIN_BAND` not labelled yet."""
     low, high = UNCERTAIN_BAND
     band = pairs[pairs["probability"].between(low, high)]
-    fresh = [frozenset((a, b)) not in known for a, b in zip(band["ad_id_a"].astype(str), band["ad_id_b"].astype(str))]
-    band = band[fresh]
+    band = band[_not_known(band, known)]
     return band.sample(n=min(size, len(band)), random_state=seed)[["ad_id_a", "ad_id_b", "probability"]].reset_index(
         drop=True
     )

@@ -13,7 +13,8 @@ import time
 import pandas as pd
 import pytest
 
-from pipeline.label_loop import LabelsFile, uncertain_pairs
+from pipeline.cli import main
+from pipeline.label_loop import LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
 from tests.conftest import DATA, ROOT, run_cli
 
 SHOWN = re.compile(r"^\[\d+/\d+\] (\S+)  ~  (\S+)", re.MULTILINE)
@@ -146,3 +147,27 @@ def test_most_uncertain_first_and_known_pairs_skipped():
     )
     order = uncertain_pairs(pairs, 0.3, {frozenset(("z", "c"))})
     assert order["ad_id_a"].tolist() == ["b", "a"]
+
+
+def test_no_candidate_pairs_to_choose_from():
+    # a batch without candidate pairs (or with all of them labelled) gives empty queues, not a KeyError
+    none = pd.DataFrame({"ad_id_a": [], "ad_id_b": [], "probability": []}).astype(
+        {"ad_id_a": str, "ad_id_b": str, "probability": float}
+    )
+    assert uncertain_pairs(none, 0.3, set()).empty
+    assert sample_uncertain(none, 10, 1, set()).empty
+    singletons = pd.DataFrame({"ad_id": ["a", "b"], "group_id": ["a", "b"]})
+    assert list(sample_accepted(singletons, 10, 1, set()).columns) == ["ad_id_a", "ad_id_b"]
+    one_pair = pd.DataFrame({"ad_id": ["a", "b"], "group_id": ["a", "a"]})
+    assert sample_accepted(one_pair, 10, 1, {frozenset("ab")}).empty
+
+
+@pytest.mark.parametrize("sample", [None, "accepted", "uncertain"])
+def test_label_command_on_ads_without_candidate_pairs(tmp_path, sample, capsys):
+    ads = tmp_path / "ads.csv"
+    ads.write_text("ad_id,description\n1,Chef wanted in a busy Paris kitchen\n2,\n", encoding="utf-8")
+    extra = ["--sample", sample] if sample else []
+    # in-process: with nothing to show, the loop never reads stdin
+    argv = ["label", "--ads", str(ads), "--labels", str(tmp_path / "labels.csv"), "--quiet", *extra]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert _rows(tmp_path / "labels.csv") == [["ad_id_a", "ad_id_b", "label", *(["sample"] if sample else [])]]
