@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import os
 import shutil
 import sys
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import JobdedupError
+from pipeline.io import csv_delimiter
 
 if TYPE_CHECKING:
     from pipeline.engine import Deduplicator
@@ -49,15 +51,19 @@ _RESET, _DIFF, _FIELD_DIFF, _DIM, _BOLD = "\x1b[0m", "\x1b[33m", "\x1b[31m", "\x
 
 # ---------------------------------------------------------------------------------- labels file
 class LabelsFile:
-    """A pairs-form labels CSV that is appended to and flushed after every answer."""
+    """A pairs-form labels CSV that is appended to and flushed after every answer.
+
+    A new file is comma-separated; an existing one keeps its separator (`;` or tab when its header
+    line says so, as `read_labels` reads it).
+    """
 
     def __init__(self, path: str | os.PathLike[str], extra: tuple[str, ...] = ()) -> None:
         self.path = Path(path)
         self.header = [*HEADER, *extra]
         self.known: set[frozenset[str]] = set()
+        self.delimiter = ","
         if self.path.exists() and self.path.stat().st_size > 0:
-            with self.path.open(newline="", encoding="utf-8") as handle:
-                rows = list(csv.reader(handle))
+            rows = self._read_rows()
             if not rows or any(column not in rows[0] for column in HEADER):
                 raise JobdedupError(
                     f"{self.path}: not a pairs labels file (needs the columns {', '.join(HEADER)}); "
@@ -79,6 +85,17 @@ class LabelsFile:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._write_raw(",".join(self.header) + "\n", mode="w")
 
+    def _read_rows(self) -> list[list[str]]:
+        data = self.path.read_bytes()
+        self.delimiter = csv_delimiter(data)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise JobdedupError(
+                f"{self.path}: not UTF-8 text (byte {error.start}); save it as UTF-8 or give a new file name"
+            ) from None
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter))
+
     def _write_raw(self, text: str, mode: str = "a") -> None:
         with self.path.open(mode, encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -92,15 +109,15 @@ class LabelsFile:
     def append(self, id_a: str, id_b: str, label: int, **extra: str) -> None:
         """Write one answer (and its extra columns, e.g. `sample`) and flush it to disk."""
         with self.path.open("a", encoding="utf-8", newline="") as handle:
-            csv.writer(handle, lineterminator="\n").writerow(self._row(id_a, id_b, label, extra))
+            writer = csv.writer(handle, delimiter=self.delimiter, lineterminator="\n")
+            writer.writerow(self._row(id_a, id_b, label, extra))
             handle.flush()
             os.fsync(handle.fileno())
         self.known.add(frozenset((id_a, id_b)))
 
     def remove_last(self, id_a: str, id_b: str) -> None:
         """Take the last row for this pair out of the file (atomically: temp file, then rename)."""
-        with self.path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
+        rows = self._read_rows()
         a, b = self.header.index("ad_id_a"), self.header.index("ad_id_b")
         for k in range(len(rows) - 1, 0, -1):
             if len(rows[k]) > max(a, b) and frozenset((rows[k][a], rows[k][b])) == frozenset((id_a, id_b)):
@@ -108,7 +125,7 @@ class LabelsFile:
                 break
         temporary = self.path.with_name(self.path.name + ".tmp")
         with temporary.open("w", encoding="utf-8", newline="") as handle:
-            csv.writer(handle, lineterminator="\n").writerows(rows)
+            csv.writer(handle, delimiter=self.delimiter, lineterminator="\n").writerows(rows)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, self.path)

@@ -14,6 +14,8 @@ import pandas as pd
 import pytest
 
 from pipeline.cli import main
+from pipeline.errors import JobdedupError
+from pipeline.io import read_labels, validate_ads
 from pipeline.label_loop import LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
 from tests.conftest import DATA, ROOT, run_cli
 
@@ -140,6 +142,27 @@ def test_labels_file_back_rewrites_only_the_last_answer(tmp_path):
     assert labels.known == {frozenset("xy"), frozenset("ab")}
     assert not os.path.exists(str(path) + ".tmp")
 
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_labels_file_keeps_a_semicolon_or_tab_separator(tmp_path, sep):
+    path = tmp_path / "l.csv"
+    path.write_bytes(f"\ufeffad_id_a{sep}ad_id_b{sep}label\r\nx{sep}y{sep}1\r\n".encode())  # as Excel saves it
+    labels = LabelsFile(path)
+    assert labels.known == {frozenset("xy")}
+    labels.append("a", "b;c", 0)
+    labels.append("c", "d", 1)
+    labels.remove_last("c", "d")
+    ads = pd.DataFrame({"ad_id": ["x", "y", "a", "b;c"], "description": ["t"] * 4})
+    pairs = read_labels(path, ads=validate_ads(ads)).pairs
+    assert pairs[["ad_id_a", "ad_id_b", "label"]].values.tolist() == [["x", "y", 1], ["a", "b;c", 0]]
+
+
+def test_labels_file_that_is_not_utf8_is_a_clear_error(tmp_path):
+    path = tmp_path / "l.csv"
+    path.write_bytes("ad_id_a,ad_id_b,label\nCaf\u00e9-1,x,1\n".encode("cp1252"))
+    with pytest.raises(JobdedupError, match=r"l.csv: not UTF-8 text \(byte 25\); save it as UTF-8"):
+        LabelsFile(path)
 
 def test_most_uncertain_first_and_known_pairs_skipped():
     pairs = pd.DataFrame(
