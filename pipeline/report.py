@@ -253,7 +253,8 @@ def _plots(
         scores[proposed & (truth == 1)], bins=bins, alpha=0.6, label="labelled duplicate", color="#1f77b4"
     )
     ax.axvline(threshold, color="#d62728", ls="--", label="threshold")
-    ax.set_yscale("log")
+    if proposed.any():  # a log scale of nothing makes matplotlib warn
+        ax.set_yscale("log")
     missed = int(((truth == 1) & ~proposed).sum())
     ax.set(
         xlabel="duplicate probability (candidate pairs)",
