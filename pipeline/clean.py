@@ -141,8 +141,20 @@ def normalize_unicode(text: str) -> str:
     return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold()
 
 
-def clean_description(text: str) -> str:
-    """Full text cleaning of one description: markup removed, Unicode normalised, bullets dropped."""
+def clean_description(text: str | None) -> str:
+    """Full text cleaning of one description: markup removed, Unicode normalised, bullets dropped.
+
+    A missing description — a cell of an ads table holding ``None``, ``NaN`` or ``pd.NA`` (what
+    `read_ads` gives for one) — is empty text, as in `clean_descriptions`.
+
+    Example:
+        >>> clean_description(pd.NA)
+        ''
+    """
+    if not isinstance(text, str):
+        if text is None or (pd.api.types.is_scalar(text) and pd.isna(text)):
+            return ""
+        raise TypeError(f"a description is text or missing, not {type(text).__name__}")
     return _BULLETS.sub("", normalize_unicode(html_to_text(text))).strip()
 
 

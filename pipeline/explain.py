@@ -41,10 +41,13 @@ def _block_key(block: str) -> str:
     return " ".join(WORD.findall(block))
 
 
-def compare_blocks(text_a: str, text_b: str, boilerplate: np.ndarray | None = None) -> dict[str, list]:
+def compare_blocks(
+    text_a: str | None, text_b: str | None, boilerplate: np.ndarray | None = None
+) -> dict[str, list]:
     """Cleaned blocks of two descriptions: shared (in A's order), only in A, only in B.
 
-    Each block is `{"text": ..., "boilerplate": bool}`; a block is boilerplate when its hash is in
+    A missing description (None, NaN, pd.NA) has no blocks. Each block is
+    `{"text": ..., "boilerplate": bool}`; a block is boilerplate when its hash is in
     `boilerplate` (corpus boilerplate left out of the core text).
 
     Example:
@@ -52,8 +55,8 @@ def compare_blocks(text_a: str, text_b: str, boilerplate: np.ndarray | None = No
         'sous chef'
     """
     known = set(np.asarray(boilerplate if boilerplate is not None else [], dtype=np.uint64).tolist())
-    blocks_a = split_blocks(clean_description(text_a or ""))
-    blocks_b = split_blocks(clean_description(text_b or ""))
+    blocks_a = split_blocks(clean_description(text_a))
+    blocks_b = split_blocks(clean_description(text_b))
     keys_a = {_block_key(b) for b in blocks_a}
     keys_b = {_block_key(b) for b in blocks_b}
 

@@ -4,6 +4,9 @@ Every table may be CSV (UTF-8, header row), JSON Lines or Parquet, chosen by the
 (``.csv``, ``.csv.gz``, ``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.json``, ``.parquet``). Every column is
 read as text (pandas ``string`` dtype, missing values are ``pd.NA``), so an id "007" stays "007".
 
+CSV fields are separated by commas, or by semicolons or tabs when the header line says so (see
+:func:`csv_delimiter`: spreadsheets in much of Europe export ``;``-separated files).
+
 Row numbers in messages count data rows from 1; a CSV header is not counted. CSV syntax errors also
 give the line of the file where the bad row starts.
 
@@ -324,20 +327,60 @@ def _large_csv_fields() -> Iterator[None]:
         csv.field_size_limit(old)
 
 
-def _csv_header(data: bytes) -> list[str]:
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs"}
+
+
+def csv_delimiter(data: bytes) -> str:
+    """The field separator of a CSV file, told from its header line (the first record).
+
+    A comma, unless the header holds no comma outside quotes but semicolons or tabs — one of the
+    two, not both — as spreadsheet exports in much of Europe do. A header that is ambiguous (both,
+    or none of them) keeps the comma.
+
+    Example:
+        >>> csv_delimiter(b'ad_id;description;"title; long"\\r\\n1;a;b\\r\\n')
+        ';'
+        >>> csv_delimiter(b"ad_id\\tdescription\\n"), csv_delimiter(b"ad_id;x,y\\n"), csv_delimiter(b"ad_id\\n")
+        ('\\t', ',', ',')
+    """
+    counts = dict.fromkeys(b",;\t", 0)
+    quoted = False
+    # Separators, quotes and line breaks are ASCII: no byte of a multi-byte UTF-8 character is one.
+    for byte in data[: 1 << 20].removeprefix(_BOM):
+        if byte == 0x22:  # '"' (an escaped '""' inside quotes toggles twice)
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif byte in (0x0A, 0x0D):
+            break
+        elif byte in counts:
+            counts[byte] += 1
+    if counts[ord(",")]:
+        return ","
+    found = [chr(byte) for byte in b";\t" if counts[byte]]
+    return found[0] if len(found) == 1 else ","
+
+
+def _separated_by(delimiter: str) -> str:
+    """Words for the messages: "commas", or "semicolons (as in the header line)"."""
+    name = _DELIMITER_NAMES[delimiter]
+    return name if delimiter == "," else f"{name} (as in the header line)"
+
+
+def _csv_header(data: bytes, delimiter: str = ",") -> list[str]:
     head = data[: 1 << 20].decode("utf-8", errors="replace")
     with _large_csv_fields():
-        for record in csv.reader(io.StringIO(head, newline="")):
+        for record in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter):
             if record:
                 return record
     return []
 
 
-def _arrow_csv(data: bytes, header: list[str], block_size: int) -> pa.Table:
+def _arrow_csv(data: bytes, header: list[str], block_size: int, delimiter: str = ",") -> pa.Table:
     return pa_csv.read_csv(
         pa.BufferReader(data),
         read_options=pa_csv.ReadOptions(block_size=block_size),
-        parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+        parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
         convert_options=pa_csv.ConvertOptions(
             column_types={name: pa.string() for name in header},
             strings_can_be_null=False,
@@ -357,21 +400,22 @@ def _read_csv(data: bytes, p: Path) -> tuple[pd.DataFrame, int]:
     if b"\n" not in data and b"\r" not in data:
         data += b"\n"  # a header without a line break
     data, replaced = _repair_utf8(data)
-    header = _csv_header(data)
+    delimiter = csv_delimiter(data)
+    header = _csv_header(data, delimiter)
     _check_unique_names(header, p)
     block_size = min(max(len(data) + 1, 1 << 20), 1 << 26)
     table = None
     while table is None:
         try:
-            table = _arrow_csv(data, header, block_size)
+            table = _arrow_csv(data, header, block_size, delimiter)
         except pa.ArrowInvalid as exc:
             message = str(exc)
             if "straddl" in message and block_size < len(data) + 1:
                 block_size = min(len(data) + 1, 2**31 - 1)
             else:
-                raise _csv_syntax_error(data, p, message) from None
+                raise _csv_syntax_error(data, p, message, delimiter) from None
     if data.count(b'"') % 2:  # an odd number of quotes: is a quoted value left open at the end?
-        unclosed = _unclosed_quote(data, p)
+        unclosed = _unclosed_quote(data, p, delimiter)
         if unclosed is not None:
             raise unclosed
     _check_unique_names(table.column_names, p)
@@ -381,10 +425,10 @@ def _read_csv(data: bytes, p: Path) -> tuple[pd.DataFrame, int]:
     return _to_frame(table), replaced
 
 
-def _csv_syntax_error(data: bytes, p: Path, arrow_message: str) -> InputError:
+def _csv_syntax_error(data: bytes, p: Path, arrow_message: str, delimiter: str = ",") -> InputError:
     """Find the first bad record with the csv module to name its row and line."""
     text = data.decode("utf-8", errors="replace")
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     width: int | None = None
     row = 0
     start_line = 1
@@ -404,8 +448,9 @@ def _csv_syntax_error(data: bytes, p: Path, arrow_message: str) -> InputError:
                             )
                             return InputError(
                                 f"{p}: row {row} (line {start_line}) has {len(record)} field(s) but the "
-                                f"header has {width}{hint}; quote values that contain commas, quotes or "
-                                'line breaks ("like, this").',
+                                f"header has {width}{hint}; fields are separated by {_separated_by(delimiter)}: "
+                                f"quote values that contain {_DELIMITER_NAMES[delimiter]}, quotes or "
+                                f'line breaks ("like{delimiter} this").',
                                 path=str(p),
                                 row=row,
                             )
@@ -420,13 +465,13 @@ def _csv_syntax_error(data: bytes, p: Path, arrow_message: str) -> InputError:
     return InputError(f"{p}: not valid CSV ({detail}); check quoting and separators.", path=str(p))
 
 
-def _unclosed_quote(data: bytes, p: Path) -> InputError | None:
+def _unclosed_quote(data: bytes, p: Path, delimiter: str = ",") -> InputError | None:
     """An error if the last record opens a quoted value that runs to the end of the file.
 
     A lenient CSV parser reads such a file without complaint, the rest of the file becoming one value.
     """
     text = data.decode("utf-8", errors="replace")
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     seen_header = False
     row, last_row, start_line, last_line = 0, 0, 1, 1
     with _large_csv_fields():
@@ -440,7 +485,7 @@ def _unclosed_quote(data: bytes, p: Path) -> InputError | None:
         lines = io.StringIO(text, newline="")
         offset = sum(len(line) for _, line in zip(range(last_line - 1), lines, strict=False))
         try:
-            for _ in csv.reader(io.StringIO(text[offset:], newline=""), strict=True):
+            for _ in csv.reader(io.StringIO(text[offset:], newline=""), delimiter=delimiter, strict=True):
                 pass
         except csv.Error as exc:
             if "unexpected end of data" in str(exc):

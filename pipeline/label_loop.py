@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import os
 import shutil
 import sys
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import JobdedupError
+from pipeline.io import csv_delimiter
 
 if TYPE_CHECKING:
     from pipeline.engine import Deduplicator
@@ -49,15 +51,19 @@ _RESET, _DIFF, _FIELD_DIFF, _DIM, _BOLD = "\x1b[0m", "\x1b[33m", "\x1b[31m", "\x
 
 # ---------------------------------------------------------------------------------- labels file
 class LabelsFile:
-    """A pairs-form labels CSV that is appended to and flushed after every answer."""
+    """A pairs-form labels CSV that is appended to and flushed after every answer.
+
+    A new file is comma-separated; an existing one keeps its separator (`;` or tab when its header
+    line says so, as `read_labels` reads it).
+    """
 
     def __init__(self, path: str | os.PathLike[str], extra: tuple[str, ...] = ()) -> None:
         self.path = Path(path)
         self.header = [*HEADER, *extra]
         self.known: set[frozenset[str]] = set()
+        self.delimiter = ","
         if self.path.exists() and self.path.stat().st_size > 0:
-            with self.path.open(newline="", encoding="utf-8") as handle:
-                rows = list(csv.reader(handle))
+            rows = self._read_rows()
             if not rows or any(column not in rows[0] for column in HEADER):
                 raise JobdedupError(
                     f"{self.path}: not a pairs labels file (needs the columns {', '.join(HEADER)}); "
@@ -79,6 +85,17 @@ class LabelsFile:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._write_raw(",".join(self.header) + "\n", mode="w")
 
+    def _read_rows(self) -> list[list[str]]:
+        data = self.path.read_bytes()
+        self.delimiter = csv_delimiter(data)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise JobdedupError(
+                f"{self.path}: not UTF-8 text (byte {error.start}); save it as UTF-8 or give a new file name"
+            ) from None
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter))
+
     def _write_raw(self, text: str, mode: str = "a") -> None:
         with self.path.open(mode, encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -92,15 +109,15 @@ class LabelsFile:
     def append(self, id_a: str, id_b: str, label: int, **extra: str) -> None:
         """Write one answer (and its extra columns, e.g. `sample`) and flush it to disk."""
         with self.path.open("a", encoding="utf-8", newline="") as handle:
-            csv.writer(handle, lineterminator="\n").writerow(self._row(id_a, id_b, label, extra))
+            writer = csv.writer(handle, delimiter=self.delimiter, lineterminator="\n")
+            writer.writerow(self._row(id_a, id_b, label, extra))
             handle.flush()
             os.fsync(handle.fileno())
         self.known.add(frozenset((id_a, id_b)))
 
     def remove_last(self, id_a: str, id_b: str) -> None:
         """Take the last row for this pair out of the file (atomically: temp file, then rename)."""
-        with self.path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
+        rows = self._read_rows()
         a, b = self.header.index("ad_id_a"), self.header.index("ad_id_b")
         for k in range(len(rows) - 1, 0, -1):
             if len(rows[k]) > max(a, b) and frozenset((rows[k][a], rows[k][b])) == frozenset((id_a, id_b)):
@@ -108,7 +125,7 @@ class LabelsFile:
                 break
         temporary = self.path.with_name(self.path.name + ".tmp")
         with temporary.open("w", encoding="utf-8", newline="") as handle:
-            csv.writer(handle, lineterminator="\n").writerows(rows)
+            csv.writer(handle, delimiter=self.delimiter, lineterminator="\n").writerows(rows)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, self.path)
@@ -116,6 +133,13 @@ class LabelsFile:
 
 
 # ---------------------------------------------------------------------------------- choosing pairs
+def _not_known(pairs: pd.DataFrame, known: set[frozenset[str]]) -> np.ndarray:
+    """Row mask of the pairs LABELS does not hold yet (an array: indexing a frame with an empty
+    *list* would select no columns instead of no rows)."""
+    ids = zip(pairs["ad_id_a"].astype(str), pairs["ad_id_b"].astype(str))
+    return np.fromiter((frozenset(pair) not in known for pair in ids), dtype=bool, count=len(pairs))
+
+
 def uncertain_pairs(pairs: pd.DataFrame, threshold: float, known: set[frozenset[str]]) -> pd.DataFrame:
     """Candidate pairs not labelled yet, the most uncertain (probability nearest the threshold) first.
 
@@ -124,8 +148,7 @@ def uncertain_pairs(pairs: pd.DataFrame, threshold: float, known: set[frozenset[
         >>> uncertain_pairs(frame, 0.5, set())["ad_id_a"].tolist()
         ['b', 'a']
     """
-    keys = [frozenset((a, b)) for a, b in zip(pairs["ad_id_a"].astype(str), pairs["ad_id_b"].astype(str))]
-    fresh = pairs[[key not in known for key in keys]].copy()
+    fresh = pairs[_not_known(pairs, known)].copy()
     fresh["uncertainty"] = (fresh["probability"] - threshold).abs()
     return fresh.sort_values(["uncertainty", "ad_id_a", "ad_id_b"], kind="stable").reset_index(drop=True)
 
@@ -157,19 +180,14 @@ def sample_accepted(groups: pd.DataFrame, size: int, seed: int, known: set[froze
     first = within - second * (second - 1) // 2
     a, b = ids[starts[group] + first], ids[starts[group] + second]
     frame = pd.DataFrame({"ad_id_a": np.minimum(a, b), "ad_id_b": np.maximum(a, b)})
-    fresh = np.array([frozenset(pair) not in known for pair in zip(frame["ad_id_a"], frame["ad_id_b"])], dtype=bool)
-    return frame[fresh].head(size).reset_index(drop=True)
+    return frame[_not_known(frame, known)].head(size).reset_index(drop=True)
 
 
 def sample_uncertain(pairs: pd.DataFrame, size: int, seed: int, known: set[frozenset[str]]) -> pd.DataFrame:
     """A uniform random sample of the candidate pairs scored inside `UNCERTAIN_BAND` not labelled yet."""
     low, high = UNCERTAIN_BAND
     band = pairs[pairs["probability"].between(low, high)]
-    fresh = np.array(
-        [frozenset((a, b)) not in known for a, b in zip(band["ad_id_a"].astype(str), band["ad_id_b"].astype(str))],
-        dtype=bool,
-    )
-    band = band[fresh]
+    band = band[_not_known(band, known)]
     return band.sample(n=min(size, len(band)), random_state=seed)[["ad_id_a", "ad_id_b", "probability"]].reset_index(
         drop=True
     )

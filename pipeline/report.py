@@ -51,9 +51,10 @@ PLOTS = {
 
 
 # ---------------------------------------------------------------------------------- shared words
-def _words(text: str) -> tuple[list[str], list[str]]:
-    """Display words of a cleaned description and their comparison keys (letters and digits only)."""
-    shown = clean_description(text or "").split()
+def _words(text: str | None) -> tuple[list[str], list[str]]:
+    """Display words of a cleaned description and their comparison keys (letters and digits only);
+    none for a missing description."""
+    shown = clean_description(text).split()
     return shown, ["".join(WORD.findall(w)) for w in shown]
 
 
@@ -84,7 +85,7 @@ def shared_word_mask(keys_a: list[str], keys_b: list[str], k: int = SHINGLE_WORD
     return mask
 
 
-def _highlighted(text: str, other: str, limit: int = MAX_WORDS_SHOWN) -> str:
+def _highlighted(text: str | None, other: str | None, limit: int = MAX_WORDS_SHOWN) -> str:
     shown, keys = _words(text)
     _, other_keys = _words(other)
     mask = shared_word_mask(keys, other_keys)
@@ -252,7 +253,8 @@ def _plots(
         scores[proposed & (truth == 1)], bins=bins, alpha=0.6, label="labelled duplicate", color="#1f77b4"
     )
     ax.axvline(threshold, color="#d62728", ls="--", label="threshold")
-    ax.set_yscale("log")
+    if proposed.any():  # a log scale of nothing makes matplotlib warn
+        ax.set_yscale("log")
     missed = int(((truth == 1) & ~proposed).sum())
     ax.set(
         xlabel="duplicate probability (candidate pairs)",

@@ -6,6 +6,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from features.pairs import build_pair_features
@@ -51,6 +52,33 @@ def test_compare_blocks_shared_and_differing():
     assert [b["text"] for b in blocks["shared"]] == ["senior chef wanted.", "apply to jobs@x.example!"]
     assert blocks["only_a"] == [] and [b["text"] for b in blocks["only_b"]] == ["full time, 40 hours"]
 
+
+
+@pytest.mark.parametrize("missing", [None, float("nan"), pd.NA])
+def test_compare_blocks_of_a_missing_description(missing):
+    # read_ads gives pd.NA for an ad without text (e.g. LinkedIn rows scraped without a body)
+    blocks = compare_blocks(missing, "Senior chef wanted\nFull time")
+    assert blocks["shared"] == [] and blocks["only_a"] == []
+    assert [b["text"] for b in blocks["only_b"]] == ["senior chef wanted", "full time"]
+    assert compare_blocks(missing, missing) == {"shared": [], "only_a": [], "only_b": []}
+
+
+def test_explain_command_for_ads_without_text(tmp_path, capsys):
+    ads = pd.DataFrame(
+        {
+            "ad_id": ["li-1", "li-2", "x"],
+            "description": [None, None, "Senior chef wanted in a busy kitchen, full time"],
+            "title": ["Backend engineer", "Frontend engineer", "Chef"],
+            "company": ["Helsing", "dotbase", None],
+            "source": ["linkedin", "linkedin", None],
+        }
+    )
+    ads.to_parquet(tmp_path / "ads.parquet")
+    out_json = tmp_path / "explain.json"
+    argv = ["explain", "--ads", str(tmp_path / "ads.parquet"), "li-1", "li-2", "--json", str(out_json)]
+    assert main([*argv, "--quiet"]) == 0, capsys.readouterr().err
+    assert "shared blocks (0):" in capsys.readouterr().out
+    assert json.loads(out_json.read_text())["blocks"] == {"shared": [], "only_a": [], "only_b": []}
 
 def test_explain_command_text_and_json(tmp_path, test_result, capsys):
     id_a, id_b = _pair(test_result, True)

@@ -604,3 +604,79 @@ def test_parquet_dataset_directory(tmp_path: Path) -> None:
     pq.write_table(pa.table({"ad_id": ["1"], "description": ["a"]}), folder / "part-0.parquet")
     pq.write_table(pa.table({"ad_id": ["2"], "description": ["b"]}), folder / "part-1.parquet")
     assert sorted(read_ads(folder)["ad_id"]) == ["1", "2"]
+
+
+# --------------------------------------------------------------------------------------------------
+# CSV as spreadsheets in much of Europe export it: ';' or tab between fields
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+@pytest.mark.parametrize("ext", ["csv", "csv.gz"])
+def test_semicolon_and_tab_separated_ads(tmp_path: Path, sep: str, ext: str) -> None:
+    # Excel's export: BOM, CRLF, separators and line breaks inside quoted values, commas unquoted
+    text = (
+        f'\ufeffad_id{sep}description{sep}"title"{sep}location\r\n'
+        f'007{sep}"Chef{sep} full time\r\nParis, 5 days"{sep}Chef{sep}Paris, France\r\n'
+        f"7{sep}Waiter, evenings{sep}{sep}Lyon\r\n"
+    )
+    raw = text.encode()
+    path = write_csv(tmp_path / f"ads.{ext}", gzip.compress(raw) if ext.endswith(".gz") else raw)
+    ads = read_ads(path)
+    assert ads["ad_id"].tolist() == ["007", "7"]
+    assert ads["description"].tolist() == [f"Chef{sep} full time\r\nParis, 5 days", "Waiter, evenings"]
+    assert ads["title"].iloc[0] == "Chef" and ads["title"].isna().iloc[1]  # blank optional value: NA
+    assert ads["location"].tolist() == ["Paris, France", "Lyon"]
+
+
+def test_semicolon_separated_windows_1252_export(tmp_path: Path) -> None:
+    raw = "ad_id;description;company\r\n1;Caf\u00e9 chef \u2013 Z\u00fcrich;M\u00fcller AG\r\n".encode(
+        "cp1252"
+    )
+    with pytest.warns(InputWarning, match="4 character"):
+        ads = read_ads(write_csv(tmp_path / "ads.csv", raw))
+    assert ads["company"].tolist() == ["M\ufffdller AG"]
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_semicolon_and_tab_separated_labels(tmp_path: Path, sep: str) -> None:
+    ads = read_ads(write_csv(tmp_path / "ads.csv", "ad_id,description\n1,a\n2,b\n3,c\n"))
+    pairs = write_csv(
+        tmp_path / "pairs.csv",
+        f"ad_id_a{sep}ad_id_b{sep}label{sep}dup_type\n1{sep}2{sep}1{sep}FULL\n3{sep}1{sep}0{sep}\n",
+    )
+    labels = read_labels(pairs, ads=ads)
+    assert labels.pairs[["ad_id_a", "ad_id_b", "label"]].values.tolist() == [["1", "2", 1], ["1", "3", 0]]
+    assert labels.pairs["dup_type"].iloc[0] == "FULL"
+    groups = write_csv(tmp_path / "groups.csv", f'"ad_id"{sep}"group_id"\n1{sep}g\n2{sep}g\n3{sep}h\n')
+    assert read_labels(groups, ads=ads).pairs[["ad_id_a", "ad_id_b"]].values.tolist() == [["1", "2"]]
+
+
+@pytest.mark.parametrize(
+    ("header", "columns"),
+    [
+        ("ad_id,description", ["ad_id", "description"]),  # comma: the default
+        ('"ad_id;x",description', ["ad_id;x", "description"]),  # a ';' inside quotes does not count
+        ('ad_id;"description, long"', ["ad_id", "description, long"]),  # nor does a ',' inside quotes
+        ("ad_id;description,title", ["ad_id;description", "title"]),  # a comma anywhere: comma
+        ("ad_id;description\ttitle", ["ad_id;description\ttitle"]),  # ';' and tab: ambiguous, comma
+        ("ad_id", ["ad_id"]),  # one column
+    ],
+)
+def test_separator_is_told_from_the_header_line(tmp_path: Path, header: str, columns: list[str]) -> None:
+    df = read_table(write_csv(tmp_path / "t.csv", f"{header}\n"))
+    assert list(df.columns) == columns
+
+
+def test_semicolon_separated_row_with_too_many_fields_names_the_separator(tmp_path: Path) -> None:
+    text = "ad_id;description\n1;a\n2;b; c\n"
+    with pytest.raises(InputError) as info:
+        read_table(write_csv(tmp_path / "ads.csv", text))
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'ads.csv'}: row 2 (line 3) has 3 field(s) but the header has 2")
+    assert "separated by semicolons (as in the header line)" in message and '("like; this")' in message
+
+
+def test_semicolon_separated_unclosed_quote(tmp_path: Path) -> None:
+    text = 'ad_id;description\n1;a\n2;"never closed\n3;c\n'
+    with pytest.raises(InputError, match=r"row 2 \(line 3\) opens a quoted value that is never closed"):
+        read_table(write_csv(tmp_path / "ads.csv", text))

@@ -13,7 +13,10 @@ import time
 import pandas as pd
 import pytest
 
-from pipeline.label_loop import LabelsFile, uncertain_pairs
+from pipeline.cli import main
+from pipeline.errors import JobdedupError
+from pipeline.io import read_labels, validate_ads
+from pipeline.label_loop import LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
 from tests.conftest import DATA, ROOT, run_cli
 
 SHOWN = re.compile(r"^\[\d+/\d+\] (\S+)  ~  (\S+)", re.MULTILINE)
@@ -140,6 +143,27 @@ def test_labels_file_back_rewrites_only_the_last_answer(tmp_path):
     assert not os.path.exists(str(path) + ".tmp")
 
 
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_labels_file_keeps_a_semicolon_or_tab_separator(tmp_path, sep):
+    path = tmp_path / "l.csv"
+    path.write_bytes(f"\ufeffad_id_a{sep}ad_id_b{sep}label\r\nx{sep}y{sep}1\r\n".encode())  # as Excel saves it
+    labels = LabelsFile(path)
+    assert labels.known == {frozenset("xy")}
+    labels.append("a", "b;c", 0)
+    labels.append("c", "d", 1)
+    labels.remove_last("c", "d")
+    ads = pd.DataFrame({"ad_id": ["x", "y", "a", "b;c"], "description": ["t"] * 4})
+    pairs = read_labels(path, ads=validate_ads(ads)).pairs
+    assert pairs[["ad_id_a", "ad_id_b", "label"]].values.tolist() == [["x", "y", 1], ["a", "b;c", 0]]
+
+
+def test_labels_file_that_is_not_utf8_is_a_clear_error(tmp_path):
+    path = tmp_path / "l.csv"
+    path.write_bytes("ad_id_a,ad_id_b,label\nCaf\u00e9-1,x,1\n".encode("cp1252"))
+    with pytest.raises(JobdedupError, match=r"l.csv: not UTF-8 text \(byte 25\); save it as UTF-8"):
+        LabelsFile(path)
+
 def test_most_uncertain_first_and_known_pairs_skipped():
     pairs = pd.DataFrame(
         {"ad_id_a": ["a", "b", "c"], "ad_id_b": ["z", "z", "z"], "probability": [0.95, 0.4, 0.05]}
@@ -183,3 +207,27 @@ def test_sample_of_a_batch_without_accepted_pairs_says_so(tmp_path):
     done = _label(ads, tmp_path / "labels.csv", "", "--sample", "accepted")
     assert done.returncode == 0, done.stderr
     assert "no accepted pairs to sample in 2 ads" in done.stdout
+
+
+def test_no_candidate_pairs_to_choose_from():
+    # a batch without candidate pairs (or with all of them labelled) gives empty queues, not a KeyError
+    none = pd.DataFrame({"ad_id_a": [], "ad_id_b": [], "probability": []}).astype(
+        {"ad_id_a": str, "ad_id_b": str, "probability": float}
+    )
+    assert uncertain_pairs(none, 0.3, set()).empty
+    assert sample_uncertain(none, 10, 1, set()).empty
+    singletons = pd.DataFrame({"ad_id": ["a", "b"], "group_id": ["a", "b"]})
+    assert list(sample_accepted(singletons, 10, 1, set()).columns) == ["ad_id_a", "ad_id_b"]
+    one_pair = pd.DataFrame({"ad_id": ["a", "b"], "group_id": ["a", "a"]})
+    assert sample_accepted(one_pair, 10, 1, {frozenset("ab")}).empty
+
+
+@pytest.mark.parametrize("sample", [None, "accepted", "uncertain"])
+def test_label_command_on_ads_without_candidate_pairs(tmp_path, sample, capsys):
+    ads = tmp_path / "ads.csv"
+    ads.write_text("ad_id,description\n1,Chef wanted in a busy Paris kitchen\n2,\n", encoding="utf-8")
+    extra = ["--sample", sample] if sample else []
+    # in-process: with nothing to show, the loop never reads stdin
+    argv = ["label", "--ads", str(ads), "--labels", str(tmp_path / "labels.csv"), "--quiet", *extra]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert _rows(tmp_path / "labels.csv") == [["ad_id_a", "ad_id_b", "label", *(["sample"] if sample else [])]]
