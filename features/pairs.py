@@ -51,6 +51,7 @@ FEATURES: list[str] = [
     "employer_named_in_text",
     "occupation_token_set",
     "location_conflict",
+    "place_equal",
     "place_named_in_text",
     "requisition_match",
     "same_listing",
@@ -238,6 +239,7 @@ def build_pair_features(
     conflict = _location_conflict(fields, left, right)
     conflict[(conflict == 1) & (out["place_named_in_text"] == 1)] = 0.0
     out["location_conflict"] = conflict
+    out["place_equal"] = _equal(fields["city"], left, right)
     out["same_listing"] = _equal(fields["listing"], left, right)
     out["requisition_match"] = _shared_item(fields["refs"], left, right)
     out["email_match"] = _shared_item(fields["emails"], left, right)
