@@ -29,10 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from features.employers import same_employer_names
+from pipeline.union_find import components
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,10 @@ def _employers_of(names: list[str], links: list[tuple[str, str]]) -> dict[str, i
 
 
 def _components(n: int, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Connected components numbered in the order of their smallest node (as scipy numbers them)."""
     rows = np.array([p[0] for p in pairs], dtype=np.int64)
     cols = np.array([p[1] for p in pairs], dtype=np.int64)
-    graph = coo_matrix((np.ones(len(pairs)), (rows, cols)), shape=(n, n))
-    return connected_components(graph, directed=False)[1]
+    return components(n, rows, cols)
 
 
 def _assign_unknown(employer: np.ndarray, i: np.ndarray, j: np.ndarray, weight: np.ndarray) -> np.ndarray:

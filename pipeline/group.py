@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from numba import njit
-from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.cluster.hierarchy import linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+from pipeline.union_find import find, flat_clusters, union
 
 PairScorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -47,29 +49,6 @@ class GroupReport:
 def _components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     graph = coo_matrix((np.ones(len(left)), (left, right)), shape=(n, n))
     return connected_components(graph, directed=False)[1]
-
-
-@njit(cache=True, nogil=True)
-def _find(parent: np.ndarray, x: int) -> int:
-    root = x
-    while parent[root] != root:
-        root = parent[root]
-    while parent[x] != root:
-        parent[x], x = root, parent[x]
-    return root
-
-
-@njit(cache=True, nogil=True)
-def _union(parent: np.ndarray, size: np.ndarray, a: int, b: int) -> int:
-    """Join the sets of a and b (union by size); the size of the joined set."""
-    ra, rb = _find(parent, a), _find(parent, b)
-    if ra == rb:
-        return size[ra]
-    if size[ra] < size[rb]:
-        ra, rb = rb, ra
-    parent[rb] = ra
-    size[ra] += size[rb]
-    return size[ra]
 
 
 @njit(cache=True, nogil=True)
@@ -113,7 +92,7 @@ def _cut_kernel(
                         level_end += 1
                     fits = True
                     for e in range(k, level_end):
-                        if _union(parent, size, left[e], right[e]) > max_size:
+                        if union(parent, size, left[e], right[e]) > max_size:
                             fits = False
                             break
                     if not fits:
@@ -128,9 +107,9 @@ def _cut_kernel(
             parent[m] = m
             size[m] = 1
         for e in range(start, keep_end):
-            _union(parent, size, left[e], right[e])
+            union(parent, size, left[e], right[e])
         for m in range(member_ptr[c], member_ptr[c + 1]):
-            root = _find(parent, m)
+            root = find(parent, m)
             if part_of_root[root] < 0:
                 part_of_root[root] = next_part
                 next_part += 1
@@ -183,10 +162,11 @@ def _cut_oversized(
 
 
 def _average_linkage(probabilities: np.ndarray, link_threshold: float) -> np.ndarray:
-    """Cluster labels of k members from their k(k−1)/2 pair probabilities (np.triu_indices order),
-    by average linkage on 1 − probability, cut at the threshold."""
+    """Cluster labels (0.., in the order of their first member) of k members from their k(k−1)/2
+    pair probabilities (np.triu_indices order), by average linkage on 1 − probability, cut at the
+    threshold (the clusters of scipy's `fcluster(..., criterion="distance")`)."""
     tree = linkage(1.0 - probabilities, method="average")
-    return fcluster(tree, t=1.0 - link_threshold + 1e-12, criterion="distance")
+    return flat_clusters(tree, 1.0 - link_threshold + 1e-12)
 
 
 def _member_lists(
@@ -300,10 +280,10 @@ def group_ads(
     next_label = int(labels.max()) + 1 if n_ads else 0
     for g in np.flatnonzero(weak):
         clusters = _average_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], link_threshold)
-        distinct = np.unique(clusters)
-        if len(distinct) > 1:
+        extra = int(clusters.max())
+        if extra:
             report.components_split += 1
-            for cluster in distinct[1:]:
-                labels[lists[g][clusters == cluster]] = next_label
-                next_label += 1
+            moved = clusters > 0
+            labels[lists[g][moved]] = next_label + clusters[moved] - 1
+            next_label += extra
     return pd.factorize(labels)[0]

@@ -1,11 +1,13 @@
-"""The employer guard sorts members, pairs and links by group once: the same splits as looking
-them up over all ads and pairs for every group (the guard before issue #14, kept here as the
-reference)."""
+"""The employer guard sorts members, pairs and links by group once and finds components with
+union-find: the same splits as looking them up over all ads and pairs for every group with scipy's
+components (the guard before issue #14, kept here as the reference)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from pipeline import employer_guard as guard
 from pipeline.employer_guard import EmployerSplit, split_mixed_employers
@@ -52,7 +54,15 @@ def _reference_split_mixed_employers(
 NAMES = ["nimbus", "nimbus it", "amd", "advanced micro devices", "capgemini", "randstad", "merkur", None]
 
 
-def test_same_splits_as_looking_up_every_group_over_all_pairs():
+def _scipy_components(n: int, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """The old components of the guard's small graphs: scipy's connected_components."""
+    rows = np.array([p[0] for p in pairs], dtype=np.int64)
+    cols = np.array([p[1] for p in pairs], dtype=np.int64)
+    graph = coo_matrix((np.ones(len(pairs)), (rows, cols)), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
+
+
+def test_same_splits_as_looking_up_every_group_over_all_pairs(monkeypatch):
     rng = np.random.default_rng(14)
     split = 0
     for _ in range(100):
@@ -70,7 +80,9 @@ def test_same_splits_as_looking_up_every_group_over_all_pairs():
         linked = (rng.random(m) < 0.3) & named[i] & named[j]  # links join two known names
         links = accepted.loc[linked, ["i", "j"]].reset_index(drop=True)
         new_labels, new_splits = split_mixed_employers(labels, companies, accepted, links)
-        old_labels, old_splits = _reference_split_mixed_employers(labels, companies, accepted, links)
+        with monkeypatch.context() as patch:
+            patch.setattr(guard, "_components", _scipy_components)
+            old_labels, old_splits = _reference_split_mixed_employers(labels, companies, accepted, links)
         np.testing.assert_array_equal(new_labels, old_labels)
         assert new_splits == old_splits
         split += len(old_splits) > 0

@@ -1,11 +1,13 @@
 """Cutting oversized components: one pass over the edges by probability, the same parts as raising
-the threshold level by level (the algorithm before issue #14, kept here as the reference)."""
+the threshold level by level (the algorithm before issue #14, kept here as the reference); and
+`group_ads` as a whole the same as before (old cut, scipy's fcluster)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.cluster.hierarchy import fcluster, linkage
 
 from pipeline import group
 from pipeline.group import GroupReport, group_ads
@@ -57,6 +59,12 @@ def _reference_member_lists(
             if len(part) >= 3:
                 lists.append(np.sort(part))
     return lists, labels
+
+
+def _reference_average_linkage(probabilities: np.ndarray, link_threshold: float) -> np.ndarray:
+    """The old flat clusters: scipy's fcluster (numbered 1..; shifted to 0..)."""
+    tree = linkage(1.0 - probabilities, method="average")
+    return fcluster(tree, t=1.0 - link_threshold + 1e-12, criterion="distance") - 1
 
 
 def _random_case(rng: np.random.Generator) -> tuple[int, pd.DataFrame, float, int]:
@@ -116,6 +124,7 @@ def test_group_ads_unchanged_with_the_new_cut(monkeypatch):
 
     new = run()
     monkeypatch.setattr(group, "_member_lists", _reference_member_lists)
+    monkeypatch.setattr(group, "_average_linkage", _reference_average_linkage)
     old = run()
     for (new_labels, new_report), (old_labels, old_report) in zip(new, old):
         np.testing.assert_array_equal(new_labels, old_labels)
