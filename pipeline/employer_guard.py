@@ -29,10 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from features.employers import same_employer_names
+from pipeline.union_find import components
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,10 @@ def _employers_of(names: list[str], links: list[tuple[str, str]]) -> dict[str, i
 
 
 def _components(n: int, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Connected components numbered in the order of their smallest node (as scipy numbers them)."""
     rows = np.array([p[0] for p in pairs], dtype=np.int64)
     cols = np.array([p[1] for p in pairs], dtype=np.int64)
-    graph = coo_matrix((np.ones(len(pairs)), (rows, cols)), shape=(n, n))
-    return connected_components(graph, directed=False)[1]
+    return components(n, rows, cols)
 
 
 def _assign_unknown(employer: np.ndarray, i: np.ndarray, j: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -90,10 +89,25 @@ def _assign_unknown(employer: np.ndarray, i: np.ndarray, j: np.ndarray, weight: 
         employer[best["member"].to_numpy()] = best["employer"].to_numpy()
 
 
+def _by_label(labels: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of `labels` whose label is in `wanted` (sorted), grouped label by label in their
+    original order, and ptr: the positions of wanted[k] are [ptr[k], ptr[k + 1])."""
+    slot = np.searchsorted(wanted, labels)
+    slot[slot == len(wanted)] = 0
+    hit = np.flatnonzero(wanted[slot] == labels) if len(wanted) else np.zeros(0, dtype=np.int64)
+    hit = hit[np.argsort(slot[hit], kind="stable")]
+    ptr = np.zeros(len(wanted) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(slot[hit], minlength=len(wanted)), out=ptr[1:])
+    return hit, ptr
+
+
 def split_mixed_employers(
     labels: np.ndarray, companies: pd.Series, accepted: pd.DataFrame, links: pd.DataFrame
 ) -> tuple[np.ndarray, list[EmployerSplit]]:
     """Group labels with every group of several employers split (see the module), and what was split.
+
+    Members, pairs and links are sorted by group once, so the cost is linear in ads and pairs plus
+    the work inside each group of several names.
 
     Args:
         labels: group label per ad.
@@ -108,27 +122,40 @@ def split_mixed_employers(
     mixed = frame.groupby("label")["name"].nunique()
     splits: list[EmployerSplit] = []
     next_label = int(labels.max()) + 1 if len(labels) else 0
+    mixed_labels = mixed.index.to_numpy(dtype=np.int64)[mixed.to_numpy() > 1]
+    if len(mixed_labels) == 0:
+        return pd.factorize(labels)[0], splits
     i_all = accepted["i"].to_numpy(dtype=np.int64)
     j_all = accepted["j"].to_numpy(dtype=np.int64)
     p_all = accepted["probability"].to_numpy(dtype=float)
-    for label in mixed.index[mixed.to_numpy() > 1]:
-        members = np.flatnonzero(labels == label)
-        inside = np.isin(i_all, members) & np.isin(j_all, members) & (labels[i_all] == label)
-        local = pd.Series(np.arange(len(members)), index=members)
-        i, j, weight = local[i_all[inside]].to_numpy(), local[j_all[inside]].to_numpy(), p_all[inside]
-        group_links = links[links["i"].isin(members) & links["j"].isin(members)]
-        distinct = sorted(set(frame.loc[frame["label"] == label, "name"]))
-        link_names = [(names[a], names[b]) for a, b in zip(group_links["i"], group_links["j"])]
+    link_i = links["i"].to_numpy(dtype=np.int64)
+    link_j = links["j"].to_numpy(dtype=np.int64)
+    # Members, inner pairs and inner links of each mixed group, in their original order.
+    member_at, member_ptr = _by_label(labels, mixed_labels)
+    pair_label = np.where(labels[i_all] == labels[j_all], labels[i_all], -1)
+    pair_at, pair_ptr = _by_label(pair_label, mixed_labels)
+    link_label = np.where(labels[link_i] == labels[link_j], labels[link_i], -1)
+    link_at, link_ptr = _by_label(link_label, mixed_labels)
+    local = np.zeros(len(labels), dtype=np.int64)
+    for g in range(len(mixed_labels)):
+        members = member_at[member_ptr[g] : member_ptr[g + 1]]
+        local[members] = np.arange(len(members))
+        inside = pair_at[pair_ptr[g] : pair_ptr[g + 1]]
+        i, j, weight = local[i_all[inside]], local[j_all[inside]], p_all[inside]
+        group_links = link_at[link_ptr[g] : link_ptr[g + 1]]
+        member_names = names[members]
+        distinct = sorted(set(member_names[known[members]]))
+        link_names = [(names[a], names[b]) for a, b in zip(link_i[group_links], link_j[group_links])]
         employer_of = _employers_of(distinct, link_names)
         if len(set(employer_of.values())) < 2:
             continue
-        employer = np.array([employer_of[n] if n is not None else -1 for n in names[members]], dtype=np.int64)
+        employer = np.array([employer_of[n] if n is not None else -1 for n in member_names], dtype=np.int64)
         employer = _assign_unknown(employer, i, j, weight)
         keep = employer[i] == employer[j]
         part = _components(len(members), list(zip(i[keep], j[keep])))
         parts = pd.factorize((employer + 1) * len(members) + part)[0]
-        for k in range(1, parts.max() + 1):
-            labels[members[parts == k]] = next_label
-            next_label += 1
+        moved = parts > 0
+        labels[members[moved]] = next_label + parts[moved] - 1
+        next_label += int(parts.max())
         splits.append(EmployerSplit(len(members), tuple(distinct), int(parts.max()) + 1))
     return pd.factorize(labels)[0], splits

@@ -6,7 +6,9 @@ scored are scored too (`score_pairs`), and the component is re-clustered with av
 cut at `link_threshold` (≥ 0.5). A member joins a group only if its mean probability with the
 group's members reaches that level, so a chain A–B–C with p(A, C) ≈ 0 splits. Components larger
 than `max_exact_size` are first cut by raising the pair threshold until their parts fit (the
-same guard as dedupe's clustering), and are reported.
+same guard as dedupe's clustering), and are reported. The cut takes one pass over the component's
+pairs, strongest first, as a single-linkage dendrogram is built (union-find): grouping costs
+O(E log E) in the accepted pairs, however large the components chained by them.
 
 Example:
     >>> edges = pd.DataFrame({"i": [0, 1], "j": [1, 2], "probability": [0.99, 0.99]})
@@ -22,9 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.cluster.hierarchy import fcluster, linkage
+from numba import njit
+from scipy.cluster.hierarchy import linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+from pipeline.union_find import find, flat_clusters, union
 
 PairScorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -46,30 +51,122 @@ def _components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return connected_components(graph, directed=False)[1]
 
 
+@njit(cache=True, nogil=True)
+def _cut_kernel(
+    member_ptr: np.ndarray,
+    edge_ptr: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    probability: np.ndarray,
+    above: np.ndarray,
+    max_size: int,
+) -> np.ndarray:
+    """Part number of every member of the oversized components (parts numbered component by
+    component, each in the order of its smallest member).
+
+    Members of component c are [member_ptr[c], member_ptr[c + 1]) (local indices); its edges are
+    [edge_ptr[c], edge_ptr[c + 1]), sorted by descending probability, `above` (p > threshold) a
+    prefix of them. Pass 1 joins the edges level by level, strongest first, as a single-linkage
+    dendrogram is built, and stops at the first level after which some part would exceed
+    `max_size`; pass 2 rebuilds the parts from the levels before it."""
+    n_members = member_ptr[-1]
+    parent = np.arange(n_members)
+    size = np.ones(n_members, dtype=np.int64)
+    part = np.empty(n_members, dtype=np.int64)
+    part_of_root = np.full(n_members, -1, dtype=np.int64)
+    next_part = 0
+    for c in range(len(member_ptr) - 1):
+        start, end = edge_ptr[c], edge_ptr[c + 1]
+        above_end = start
+        while above_end < end and above[above_end]:
+            above_end += 1
+        if above_end == start:
+            keep_end = end  # no edge above the threshold: the component stays whole
+        else:
+            keep_end = -1
+            if max_size >= 1:
+                k = start
+                while k < above_end:
+                    level_end = k
+                    while level_end < above_end and probability[level_end] == probability[k]:
+                        level_end += 1
+                    fits = True
+                    for e in range(k, level_end):
+                        if union(parent, size, left[e], right[e]) > max_size:
+                            fits = False
+                            break
+                    if not fits:
+                        break
+                    keep_end = level_end
+                    k = level_end
+            if keep_end < 0:  # even the strongest level alone is too large: its parts
+                keep_end = start
+                while keep_end < above_end and probability[keep_end] == probability[start]:
+                    keep_end += 1
+        for m in range(member_ptr[c], member_ptr[c + 1]):
+            parent[m] = m
+            size[m] = 1
+        for e in range(start, keep_end):
+            union(parent, size, left[e], right[e])
+        for m in range(member_ptr[c], member_ptr[c + 1]):
+            root = find(parent, m)
+            if part_of_root[root] < 0:
+                part_of_root[root] = next_part
+                next_part += 1
+            part[m] = part_of_root[root]
+    return part
+
+
 def _cut_oversized(
-    members: np.ndarray, edges: pd.DataFrame, threshold: float, max_size: int
-) -> list[np.ndarray]:
-    """Split a too-large component by raising the edge threshold until every part fits."""
-    inside = edges[edges["i"].isin(members) & edges["j"].isin(members)]
-    levels = np.unique(inside["probability"].to_numpy())
-    parts = [members]
-    for level in levels[levels > threshold]:
-        strong = inside[inside["probability"] >= level]
-        local = {doc: k for k, doc in enumerate(members)}
-        labels = _components(
-            len(members), strong["i"].map(local).to_numpy(), strong["j"].map(local).to_numpy()
-        )
-        parts = [members[labels == c] for c in np.unique(labels)]
-        if max(len(p) for p in parts) <= max_size:
-            break
-    return parts
+    component: np.ndarray,
+    sizes: np.ndarray,
+    order: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    probability: np.ndarray,
+    threshold: float,
+    max_size: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cut every component over `max_size` ads at the lowest probability level above `threshold`
+    at which all its parts fit (only the edges at or above that level kept); at the strongest level
+    if none fits; whole if no edge is above `threshold`. The same parts as raising the threshold
+    level by level (dedupe's guard), in one pass over the edges sorted by probability: O(E log E).
+
+    Returns the members of the oversized components (by component, ascending within each) and the
+    part number of each (parts numbered component by component, in the order of their smallest
+    member).
+    """
+    oversized = sizes > max_size
+    members = order[oversized[component[order]]]
+    member_ptr = np.zeros(int(oversized.sum()) + 1, dtype=np.int64)
+    np.cumsum(sizes[oversized], out=member_ptr[1:])
+    local = np.empty(len(component), dtype=np.int64)
+    local[members] = np.arange(len(members))
+    rank = np.cumsum(oversized) - 1
+    inside = np.flatnonzero(oversized[component[left]])
+    inside = inside[np.lexsort((-probability[inside], rank[component[left[inside]]]))]
+    edge_rank = rank[component[left[inside]]]
+    edge_probability = probability[inside]
+    edge_ptr = np.zeros(len(member_ptr), dtype=np.int64)
+    np.cumsum(np.bincount(edge_rank, minlength=len(member_ptr) - 1), out=edge_ptr[1:])
+    part = _cut_kernel(
+        member_ptr,
+        edge_ptr,
+        local[left[inside]],
+        local[right[inside]],
+        edge_probability.astype(np.float64),
+        np.asarray(edge_probability > threshold),
+        int(max_size),
+    )
+    return members, part
 
 
 def _average_linkage(probabilities: np.ndarray, link_threshold: float) -> np.ndarray:
-    """Cluster labels of k members from their k(k−1)/2 pair probabilities (np.triu_indices order),
-    by average linkage on 1 − probability, cut at the threshold."""
+    """Cluster labels (0.., in the order of their first member) of k members from their k(k−1)/2
+    pair probabilities (np.triu_indices order), by average linkage on 1 − probability, cut at the
+    threshold (the clusters of scipy's `fcluster(..., criterion="distance")`)."""
     tree = linkage(1.0 - probabilities, method="average")
-    return fcluster(tree, t=1.0 - link_threshold + 1e-12, criterion="distance")
+    return flat_clusters(tree, 1.0 - link_threshold + 1e-12)
 
 
 def _member_lists(
@@ -80,7 +177,7 @@ def _member_lists(
     report: GroupReport,
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Member arrays (ascending ad indices) of every component to check, and labels where the
-    oversized components are already cut into parts."""
+    oversized components are already cut into parts. O(n + E log E) for n ads and E pairs."""
     labels = component.astype(np.int64)
     sizes = np.bincount(component) if len(component) else np.zeros(0, np.int64)
     order = np.argsort(component, kind="stable")
@@ -89,16 +186,25 @@ def _member_lists(
         order[starts[c] : starts[c] + sizes[c]]
         for c in np.flatnonzero((sizes >= 3) & (sizes <= max_exact_size))
     ]
-    next_label = len(sizes)
-    for comp in np.flatnonzero(sizes > max_exact_size):
-        report.oversized_components += 1
-        for part in _cut_oversized(
-            order[starts[comp] : starts[comp] + sizes[comp]], accepted, link_threshold, max_exact_size
-        ):
-            labels[part] = next_label
-            next_label += 1
-            if len(part) >= 3:
-                lists.append(np.sort(part))
+    oversized = int((sizes > max_exact_size).sum())
+    if oversized:
+        report.oversized_components += oversized
+        members, part = _cut_oversized(
+            component,
+            sizes,
+            order,
+            accepted["i"].to_numpy(dtype=np.int64),
+            accepted["j"].to_numpy(dtype=np.int64),
+            accepted["probability"].to_numpy(),
+            link_threshold,
+            max_exact_size,
+        )
+        labels[members] = len(sizes) + part
+        part_sizes = np.bincount(part)
+        by_part = members[np.argsort(part, kind="stable")]
+        part_starts = np.cumsum(part_sizes) - part_sizes
+        checked = np.flatnonzero(part_sizes >= 3)
+        lists += [by_part[part_starts[p] : part_starts[p] + part_sizes[p]] for p in checked]
     return lists, labels
 
 
@@ -174,10 +280,10 @@ def group_ads(
     next_label = int(labels.max()) + 1 if n_ads else 0
     for g in np.flatnonzero(weak):
         clusters = _average_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], link_threshold)
-        distinct = np.unique(clusters)
-        if len(distinct) > 1:
+        extra = int(clusters.max())
+        if extra:
             report.components_split += 1
-            for cluster in distinct[1:]:
-                labels[lists[g][clusters == cluster]] = next_label
-                next_label += 1
+            moved = clusters > 0
+            labels[lists[g][moved]] = next_label + clusters[moved] - 1
+            next_label += extra
     return pd.factorize(labels)[0]
