@@ -1,7 +1,9 @@
 """Compiled tokenising of a whole batch: UTF-8 bytes → case-folded word hashes and their blocks.
 
 `tokenize_utf8` reproduces, in one compiled pass per document (documents in parallel), the words
-of the regex `\\w+|[.!?;:](?=\\s)|\\n` in `text.casefold()` with invisible marks removed, and
+of the regex `\\w+|[.!?;:](?=\\s)|\\n` in `text.casefold()` with invisible marks removed and
+an ASCII lower-case letter followed by an upper-case one read as two words ("officeSalary",
+where a scraper dropped a line break: "office", "salary"), and
 groups them into blocks (lines; sentences of long lines) as it goes: the Unicode classes (`\\w`,
 `\\d`, `\\s`) and the case folding come from tables built once per process from Python's own
 `str` methods, so the compiled loop agrees with Python's regex module on every code point.
@@ -190,9 +192,16 @@ def _scan_doc(
                 i += 1
                 if i == stop:
                     break
-                b0 = np.int32(data[i])
-                if b0 >= 0x80 or not flags[b0] & IS_WORD:
+                following = np.int32(data[i])
+                if following >= 0x80 or not flags[following] & IS_WORD:
                     break
+                if 65 <= following <= 90 and 97 <= b0 <= 122:
+                    # a lower-case letter glued to an upper-case one ("officeSalary": a scraper
+                    # dropped the line break) ends a word
+                    w = _end_word(word_hash, word_number, word_block, w, h, has_digit, sentence)
+                    h = _FNV_OFFSET
+                    has_digit = False
+                b0 = following
             continue
         row = -1
         n_folded = 1
@@ -275,7 +284,7 @@ def _scan_doc(
 # whitespace byte, a sentence-end character, a line break, or any byte ≥ 0x80 (part of a non-ASCII
 # code point, whose folding has at most three characters and none of them a sentence end or line
 # break: checked by `_byte_classes`).
-BYTE_WORD, BYTE_SPACE, BYTE_SENTENCE_END, BYTE_NEWLINE, BYTE_OTHER, BYTE_NON_ASCII = 0, 1, 2, 3, 4, 5
+BYTE_WORD, BYTE_SPACE, BYTE_SENTENCE_END, BYTE_NEWLINE, BYTE_OTHER, BYTE_LOWER, BYTE_UPPER, BYTE_NON_ASCII = range(8)
 
 
 @cache
@@ -290,7 +299,9 @@ def _byte_classes() -> np.ndarray:
     for byte in range(128):
         flag = tables.flags[byte]
         classes[byte] = (
-            BYTE_WORD if flag & IS_WORD
+            BYTE_LOWER if 97 <= byte <= 122
+            else BYTE_UPPER if 65 <= byte <= 90
+            else BYTE_WORD if flag & IS_WORD
             else BYTE_NEWLINE if byte == 10
             else BYTE_SPACE if flag & IS_SPACE
             else BYTE_SENTENCE_END if flag & IS_SENTENCE_END
@@ -301,19 +312,20 @@ def _byte_classes() -> np.ndarray:
 
 @cache
 def _bound_steps() -> tuple[np.ndarray, np.ndarray]:
-    """Word and block ends counted per pair of byte classes (previous, current), flat (6 × 6).
+    """Word and block ends counted per pair of byte classes (previous, current), flat (8 × 8).
 
-    A word ends at an ASCII non-word byte after a word or non-ASCII byte, inside a non-ASCII code
-    point (at most two per code point of two bytes or more: one per non-ASCII byte), or at the end;
-    a block at a line break, at a sentence end followed by whitespace (ASCII or non-ASCII bytes),
-    or at the end.
+    A word ends at an ASCII non-word byte after a word or non-ASCII byte, at an ASCII upper-case
+    letter after a lower-case one, inside a non-ASCII code point (at most two per code point of two
+    bytes or more: one per non-ASCII byte), or at the end; a block at a line break, at a sentence
+    end followed by whitespace (ASCII or non-ASCII bytes), or at the end.
     """
     n = BYTE_NON_ASCII + 1
     word_steps = np.zeros((n, n), dtype=np.int64)
     block_steps = np.zeros((n, n), dtype=np.int64)
     word_steps[:, BYTE_NON_ASCII] = 1
     for current in (BYTE_SPACE, BYTE_SENTENCE_END, BYTE_NEWLINE, BYTE_OTHER):
-        word_steps[[BYTE_WORD, BYTE_NON_ASCII], current] = 1
+        word_steps[[BYTE_WORD, BYTE_LOWER, BYTE_UPPER, BYTE_NON_ASCII], current] = 1
+    word_steps[BYTE_LOWER, BYTE_UPPER] = 1
     block_steps[:, BYTE_NEWLINE] = 1
     block_steps[BYTE_SENTENCE_END, [BYTE_SPACE, BYTE_NON_ASCII]] = 1
     return word_steps.ravel(), block_steps.ravel()

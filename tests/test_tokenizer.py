@@ -13,6 +13,7 @@ from pipeline.tokenizer import _INVISIBLE, _bound_steps, _bounds, _byte_classes,
 
 TOKEN = re.compile(r"\w+|[.!?;:](?=\s)|\n")
 INVISIBLE = re.compile("[" + re.escape(_INVISIBLE) + "]")
+GLUED = re.compile("(?<=[a-z])(?=[A-Z])")  # "officeSalary": two words a scraper glued together
 MASK = (1 << 64) - 1
 
 
@@ -32,7 +33,7 @@ def _reference(text: str, long_line_words: int) -> tuple[list[tuple[int, bool]],
     a block is a line, or each sentence of a line of more than `long_line_words` words."""
     words: list[tuple[int, bool]] = []
     blocks: list[list[int]] = []
-    for line in INVISIBLE.sub("", text).casefold().split("\n"):
+    for line in INVISIBLE.sub("", GLUED.sub(" ", text)).casefold().split("\n"):
         tokens = TOKEN.findall(line + "\n")[:-1]  # the line break lets a final sentence end count
         cut = sum(t not in ".!?;:" for t in tokens) > long_line_words
         block: list[int] = []
@@ -138,3 +139,11 @@ def test_markup_and_nfkc_are_applied_before_tokenising():
     first = tokens.word_hash[tokens.doc_ptr[0] : tokens.doc_ptr[1]]
     second = tokens.word_hash[tokens.doc_ptr[1] : tokens.doc_ptr[2]]
     assert first.tolist() == second.tolist()
+
+
+def test_words_a_scraper_glued_together_are_read_apart():
+    # Adzuna page copies lose line breaks: "Hybrid, 3 days in the officeSalary: £80,000".
+    glued = tokenize(["in the officeSalary: JavaScript", "in the office Salary: Java Script"])
+    first, second = np.split(glued.word_hash, glued.doc_ptr[1:-1])
+    assert first.tolist() == second.tolist()
+    assert len(tokenize(["ÖSTERREICH aB"]).word_hash) == 3  # ASCII lower -> upper only
