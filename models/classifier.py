@@ -7,7 +7,7 @@ every pair it is chosen on was scored by trees that never saw its vacancy.
 Example:
     >>> clf = PairClassifier(n_estimators=10)
     >>> clf.target_precision
-    0.98
+    0.97
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ class PairClassifier:
         n_estimators: int = 300,
         learning_rate: float = 0.05,
         num_leaves: int = 31,
-        target_precision: float = 0.98,
+        target_precision: float = 0.97,
         cv_folds: int = 5,
         monotone: list[int] | None = None,
         seed: int = 1,
         jobs: int = 2,
+        features: list[str] | None = None,
     ) -> None:
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -45,6 +46,7 @@ class PairClassifier:
         self.monotone = monotone
         self.seed = seed
         self.jobs = jobs
+        self.features = features
 
     def _params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -85,13 +87,15 @@ class PairClassifier:
         are trained on every pair for the median number of rounds the folds stopped at.
 
         `adjust(scores, features)` turns scores into the probabilities the caller will decide on
-        (e.g. with decision rules applied) before the threshold is chosen. With `sample_weight`,
-        each pair counts with its weight in training and in the threshold.
+        (e.g. with decision rules applied) before the threshold is chosen; it sees every column of
+        `features`, the trees only the `features` given at construction (all columns by default).
+        With `sample_weight`, each pair counts with its weight in training and in the threshold.
         """
         labels = np.asarray(labels, dtype=int)
         if len(np.unique(labels)) < 2:
             raise ValueError("training needs both duplicate and non-duplicate pairs among the candidates")
-        self.feature_names_ = list(features.columns)
+        self.feature_names_ = list(self.features or features.columns)
+        every_column, features = features, features[self.feature_names_]
         weight = np.ones(len(labels)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         groups = np.asarray(groups)
         folds = min(self.cv_folds, len(pd.unique(groups)))
@@ -115,7 +119,7 @@ class PairClassifier:
             scored = np.ones(len(labels), dtype=bool)
         scores = out_of_fold[scored]
         if adjust is not None:
-            scores = adjust(scores, features.iloc[np.flatnonzero(scored)])
+            scores = adjust(scores, every_column.iloc[np.flatnonzero(scored)])
         self.threshold_ = threshold_for_precision(scores, labels[scored], self.target_precision, weight[scored])
         self.validation_ = {
             "pairs": int(scored.sum()),

@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--model", type=Path, required=True, help="where to write the model (.json)")
     train.add_argument(
-        "--target-precision", type=float, default=None, help="precision the threshold aims for (default 0.98)"
+        "--target-precision", type=float, default=None, help="precision the threshold aims for (default 0.97)"
     )
     train.add_argument("--force", action="store_true", help="overwrite an existing model file")
     _max_description_chars(train)

@@ -50,7 +50,7 @@ class Config:
     boilerplate_min_titles: int = 3
     boilerplate_min_employers: int = 3
     max_bucket_size: int = 200
-    target_precision: float = 0.98
+    target_precision: float = 0.97
     threshold_folds: int = 5
     max_group_size_exact: int = 60
     n_estimators: int = 300

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from features.pairs import FEATURES, build_pair_features, monotone_constraints
+from features.pairs import MODEL_FEATURES, build_pair_features, monotone_constraints
 from models.classifier import PairClassifier
 from models.dup_types import assign_dup_types, dup_types_of_pairs, per_type_metrics
 from models.metrics import bcubed, estimated_precision, pair_metrics, reduction_ratio
@@ -130,9 +130,10 @@ class Deduplicator:
             num_leaves=self.config.num_leaves,
             target_precision=self.config.target_precision,
             cv_folds=self.config.threshold_folds,
-            monotone=monotone_constraints(FEATURES),
+            monotone=monotone_constraints(MODEL_FEATURES),
             seed=self.config.seed,
             jobs=self.config.jobs,
+            features=MODEL_FEATURES,
         )
         with progress.stage("train", total=len(target), unit="pairs"):
             self.classifier_.fit(
@@ -295,7 +296,7 @@ class Deduplicator:
         manifest, booster = load_model_file(path)
         if manifest.get("kind") != MODEL_KIND:
             raise ModelFileError(f"{path}: not a jobdedup deduplicator model (kind {manifest.get('kind')!r})")
-        if manifest.get("features") != FEATURES:
+        if manifest.get("features") != MODEL_FEATURES:
             raise ModelFileError(
                 f"{path}: model was trained on other features than this jobdedup computes; retrain it"
             )
@@ -312,7 +313,7 @@ class Deduplicator:
             raise ModelFileError(
                 f"{path}: model file is malformed ({detail}); retrain it with `jobdedup train`"
             ) from None
-        if model.classifier_.feature_names_ != FEATURES or not 0.0 <= model.threshold_ <= 1.0:
+        if model.classifier_.feature_names_ != MODEL_FEATURES or not 0.0 <= model.threshold_ <= 1.0:
             raise ModelFileError(
                 f"{path}: model file is inconsistent (booster features or threshold); retrain it"
             )

@@ -63,3 +63,16 @@ def test_blind_second_reads_agree(assembled):
     second = agreement["second_reads"]
     assert second["pairs"] >= 0.1 * 1650 - 1  # 10 % of the new pairs read twice
     assert second["kappa_decided"] >= 0.9 and agreement["round1_reread"]["kappa_decided"] >= 0.9
+
+
+def test_accepted_sample_labels_are_what_the_readers_wrote():
+    """data/accepted_sample_labels.csv (the default model's uniform accepted sample) is exactly
+    the readers' decided judgements joined to the drawn pairs, each marked `sample=accepted`."""
+    from data.draw_accepted_sample import assemble as assemble_accepted
+
+    folder = Path(__file__).resolve().parent.parent / "data"
+    committed = pd.read_csv(folder / "accepted_sample_labels.csv", dtype=str, keep_default_na=False)
+    rebuilt = assemble_accepted(folder / "judgements" / "accepted_sample").reset_index(drop=True)
+    pd.testing.assert_frame_equal(committed, rebuilt.fillna(""))
+    assert len(committed) >= 200 and set(committed["sample"]) == {"accepted"}
+    assert committed["reason"].str.strip().str.len().gt(0).all()

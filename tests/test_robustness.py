@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from features.pairs import FEATURES
+from features.pairs import MODEL_FEATURES
 from models.persistence import save_model_file
 from pipeline.cli import main
 from pipeline.model_files import DEFAULT_MODEL
@@ -524,9 +524,9 @@ def _bad_model(tmp_path: Path, kind: str, document: dict) -> tuple[Path, str]:
     if kind == "other kind":
         return _model_with(path, document, kind="sklearn.Pipeline"), "not a jobdedup deduplicator"
     if kind == "other features":
-        return _model_with(path, document, features=[*FEATURES[:-1], "new_feature"]), "other features"
+        return _model_with(path, document, features=[*MODEL_FEATURES[:-1], "new_feature"]), "other features"
     if kind == "crafted manifest":  # a valid checksum is no secret: the content is still checked
-        save_model_file(path, {"kind": "jobdedup.Deduplicator", "features": FEATURES}, "tree")
+        save_model_file(path, {"kind": "jobdedup.Deduplicator", "features": MODEL_FEATURES}, "tree")
         return path, "malformed"
     if kind == "bad booster":
         save_model_file(path, document["manifest"], "tree\nversion=v4\nnum_class=1\n")
