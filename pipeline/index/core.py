@@ -310,7 +310,10 @@ class Index:
             in_touched = np.isin(old_gid, touched)
             inner_left, inner_right = _inner_pairs(old_gid, in_touched)
             inner_left, inner_right = inner_left + n, inner_right + n
-            inner_probability = score(inner_left, inner_right)
+            inner_features = build_pair_features(inputs, inner_left, inner_right) if len(inner_left) else None
+            inner_probability = (
+                model.predict_proba(inner_features)[:, 1] if inner_features is not None else np.zeros(0)
+            )
             edges = pd.DataFrame(
                 {
                     "i": np.concatenate([left[accepted], inner_left]),
@@ -327,9 +330,18 @@ class Index:
                 cfg.max_group_size_exact,
                 report,
             )
-            new_edges = edges.iloc[: int(accepted.sum())]
+            # The employer guard sees what it sees in `dedup`: the accepted pairs (an old group's
+            # inner pairs only where accepted) and the evidence links among them, old ones included.
+            inner_accepted = inner_probability >= model.threshold_
+            guard_edges = pd.concat(
+                [edges.iloc[: int(accepted.sum())], edges.iloc[int(accepted.sum()) :][inner_accepted]],
+                ignore_index=True,
+            )
+            guard_features = features[accepted]
+            if inner_features is not None:
+                guard_features = pd.concat([guard_features, inner_features[inner_accepted]], ignore_index=True)
             labels, report.employer_splits = split_mixed_employers(
-                labels, inputs.fields["company"], edges, employer_links(new_edges, features[accepted])
+                labels, inputs.fields["company"], guard_edges, employer_links(guard_edges, guard_features)
             )
             lap("group")
 
