@@ -110,6 +110,7 @@ def size_breakdown(path: Path) -> dict[str, float]:
     spaces = dict(db.execute("SELECT space, SUM(LENGTH(data)) FROM key_parts GROUP BY space").fetchall())
     out["key blobs: band+field keys"] = round(spaces.get(0, 0) / ads, 1)
     out["key blobs: ad_id hashes"] = round(spaces.get(1, 0) / ads, 1)
+    out["key blobs: block sightings"] = round(spaces.get(2, 0) / ads, 1)
     out["ads.row (compressed rows)"] = round(
         db.execute("SELECT SUM(LENGTH(row)) FROM ads").fetchone()[0] / ads, 1
     )

@@ -26,7 +26,10 @@ TRACKING_PARAMETERS = frozenset(
 
 
 def _listing_key(url: str) -> str | None:
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # e.g. "http://[::1": an unclosed IPv6 host is no URL
+        return None
     host = parts.netloc.lower().removeprefix("www.")
     if not host:
         return None

@@ -19,7 +19,7 @@ from joblib.externals.loky import get_reusable_executor
 from features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from features.pairs import PairInputs
 from features.requisitions import requisition_numbers
-from features.shingle_sets import ShingleSets
+from features.shingle_sets import ShingleSets, sorted_member
 from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
 from pipeline.config import Config
 from pipeline.evidence import employer_words, may_name_requisition, mention_sets, place_words, vocabulary
@@ -40,12 +40,16 @@ class PreparedBatch:
         inputs: everything pair features need.
         batch_boilerplate: block hashes this batch alone marks as boilerplate.
         status: per ad, `ok`, or why it can only match on fields / cannot be compared.
+        core_blocks: with `prepare_batch(..., keep_blocks=True)`, every distinct (`doc`, `block`) of
+            a block left in an ad's core text (not boilerplate): what counting blocks across
+            batches needs (`pipeline.index.blocks`); else None.
     """
 
     ads: pd.DataFrame
     inputs: PairInputs
     batch_boilerplate: np.ndarray
     status: pd.Series
+    core_blocks: pd.DataFrame | None = None
 
     def __len__(self) -> int:
         return len(self.ads)
@@ -78,6 +82,7 @@ class _PreparedChunk:
     mentions: ShingleSets
     boilerplate: np.ndarray
     status: pd.Series
+    core_blocks: pd.DataFrame | None
 
 
 def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
@@ -89,10 +94,15 @@ def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
 
 
 def _prepare_chunk(
-    ads: pd.DataFrame, config: Config, known_boilerplate: np.ndarray, names: np.ndarray, threads: int
+    ads: pd.DataFrame,
+    config: Config,
+    known_boilerplate: np.ndarray,
+    names: np.ndarray,
+    threads: int,
+    keep_blocks: bool = False,
 ) -> _PreparedChunk:
     """Stages 1-2 for one slice of ads; boilerplate = known ∪ what this slice shows; `names` = the
-    batch's `name_vocabulary`.
+    batch's `name_vocabulary`; `keep_blocks`: also return the core blocks of each ad.
 
     Field normalisation (Python) runs in a second thread while the compiled text kernels, which
     release the GIL, tokenise and shingle on `threads` threads.
@@ -120,7 +130,8 @@ def _prepare_chunk(
         employer_codes,
         config.boilerplate_min_employers,
     )
-    keep = core_word_mask(tokens, merge_block_sets(known_boilerplate, boilerplate_here))
+    boilerplate = merge_block_sets(known_boilerplate, boilerplate_here)
+    keep = core_word_mask(tokens, boilerplate)
     # Ads whose whole text is boilerplate are sketched on their full text, so re-scrapes still meet.
     core = shingle_sets(tokens.word_hash, tokens.doc_ptr, k, keep=keep, fallback=True, threads=threads)
     return _PreparedChunk(
@@ -136,7 +147,16 @@ def _prepare_chunk(
         mentions=mention_sets(tokens, names, keep),
         boilerplate=boilerplate_here,
         status=_status(tokens.words_per_doc, fields),
+        core_blocks=_core_blocks(tokens, boilerplate) if keep_blocks else None,
     )
+
+
+def _core_blocks(tokens: Tokens, boilerplate: np.ndarray) -> pd.DataFrame:
+    """Distinct (`doc`, `block`) of the blocks that are not in `boilerplate` (sorted unique)."""
+    core = ~sorted_member(tokens.block_hash, boilerplate)
+    return pd.DataFrame(
+        {"doc": tokens.block_doc[core].astype(np.int64), "block": tokens.block_hash[core]}
+    ).drop_duplicates(ignore_index=True)
 
 
 def prepare_batch(
@@ -146,11 +166,13 @@ def prepare_batch(
     on_slice: Callable[[int], object] | None = None,
     descriptions: Iterable[pd.Series] | None = None,
     names: np.ndarray | None = None,
+    keep_blocks: bool = False,
 ) -> PreparedBatch:
     """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what the batch shows.
 
     `names` (default: `name_vocabulary(ads)`) are the employer and place words whose mentions in
     the texts are kept; ads prepared apart but compared together must share one vocabulary.
+    `keep_blocks` fills `PreparedBatch.core_blocks`.
 
     Batches larger than `config.chunk_size` are cut into consecutive slices prepared by
     `config.jobs` processes (one slice alone uses `config.jobs` threads in the compiled kernels;
@@ -184,10 +206,12 @@ def prepare_batch(
             n_jobs=config.jobs, backend="loky", return_as="generator", pre_dispatch="n_jobs + 1"
         )
         prepared = parallel(
-            delayed(_prepare_chunk)(part, config, known_boilerplate, names, 1) for part in slices
+            delayed(_prepare_chunk)(part, config, known_boilerplate, names, 1, keep_blocks) for part in slices
         )
     else:
-        prepared = (_prepare_chunk(part, config, known_boilerplate, names, config.jobs) for part in slices)
+        prepared = (
+            _prepare_chunk(part, config, known_boilerplate, names, config.jobs, keep_blocks) for part in slices
+        )
     parts: list[dict[str, object]] = []
     for part in prepared:
         parts.append({f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
@@ -214,6 +238,14 @@ def prepare_batch(
         inputs=inputs,
         batch_boilerplate=merge_block_sets(*_take(parts, "boilerplate")),
         status=pd.concat(_take(parts, "status"), ignore_index=True),
+        core_blocks=_offset_blocks(_take(parts, "core_blocks"), starts) if keep_blocks else None,
+    )
+
+
+def _offset_blocks(parts: list[pd.DataFrame], starts: range) -> pd.DataFrame:
+    """The slices' core blocks with `doc` counted over the whole batch."""
+    return pd.concat(
+        [part.assign(doc=part["doc"] + start) for part, start in zip(parts, starts)], ignore_index=True
     )
 
 

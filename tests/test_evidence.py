@@ -148,6 +148,13 @@ def test_same_listing_is_one_vacancy():
     assert rule_names(features.to_frame().T).tolist() == ["same_listing"]
 
 
+def test_malformed_url_is_no_listing():
+    from features.listings import listing_keys
+
+    urls = pd.Series(["http://[::1 http://[::1", "https://www.karriere.at/jobs/7095220/", None])
+    assert listing_keys(urls).tolist() == [None, "karriere.at/jobs/7095220", None]
+
+
 def test_specific_title_words_on_both_sides_are_counted():
     frontend = {"ad_id": "a", "description": BODY, "title": "Senior Frontend Engineer (m/w/d)", "location": "Amsterdam"}
     backend = {"ad_id": "b", "description": BODY, "title": "Backend Engineer - Amsterdam", "location": "Amsterdam"}

@@ -16,6 +16,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.index import Index, IndexLockedError, IndexMismatchError
+from pipeline.index.blocks import sighting_keys
 from pipeline.index.core import SLEEP_HOOK
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +30,7 @@ def _duplicate_pairs(groups: pd.DataFrame) -> set[tuple[str, str]]:
 
 
 def _batches(ads: pd.DataFrame, k: int = 5, seed: int = 0) -> list[pd.DataFrame]:
+    """`ads` shuffled (`seed`) and cut into `k` batches."""
     order = np.random.default_rng(seed).permutation(len(ads))
     return [ads.iloc[part].reset_index(drop=True) for part in np.array_split(order, k)]
 
@@ -53,20 +55,88 @@ def test_five_batches_agree_with_whole_corpus(five_batch_index, test_result, tes
     n = len(test_result.groups)
     pairwise_agreement = 1 - len(whole ^ incremental) / (n * (n - 1) / 2)
     assert pairwise_agreement >= 0.99, pairwise_agreement  # over all pairs of ads: 0.99998
-    # The stricter figure, Jaccard of the two sets of duplicate pairs: 1.0 over three split seeds
-    # with the current model (2026-11-22), 0.987-0.991 with the earlier one (4-6 of ~444 pairs
-    # differed). Why they can differ at all:
-    # 1. Boilerplate is a corpus statistic (a block seen with >= 3 titles). `dedup` learns it from all
-    #    629 ads at once; the index learns it batch by batch (126 ads each; the union is kept), so
-    #    early batches keep template text in their core and find a few more pairs. With the corpus
-    #    boilerplate known up front (test below) agreement is higher.
-    # 2. Order: an old group is never split, so a new ad judged against a whole old group can
-    #    land where `dedup`'s single average-linkage pass over the whole component would not.
+    # The stricter figure, Jaccard of the two sets of duplicate pairs: 0.993 (3 of 433 pairs differ,
+    # 2026-11-24; 0.977 before the employer guard saw the old groups' links, issue #14). They can
+    # differ at all because of order: an old group is never split, so a new ad judged against a
+    # whole old group can land where `dedup`'s single average-linkage pass over the whole
+    # component would not (here a repost whose pair with a later one is refused joins the group
+    # first; `dedup` leaves it out). Boilerplate is counted over the whole index (block
+    # sightings), so it differs from `dedup`'s only for ads added before a block reached the counts.
     agreement = len(whole & incremental) / len(whole | incremental)
     assert agreement >= 0.985, agreement
     truth = _duplicate_pairs(test_labels.groups)
     precision = len(incremental & truth) / len(incremental)
     assert precision >= 0.95, precision
+
+
+@pytest.mark.parametrize(("k", "seed"), [(4, 2), (8, 1)])
+def test_shuffled_splits_agree_with_dedup(tmp_path, default_model, test_ads, test_result, k, seed):
+    """Incremental equals batch on other shuffled splits too (real ads: `benchmarks.index_agreement`)."""
+    whole = _duplicate_pairs(test_result.groups)
+    with Index.open(tmp_path / "ads.jdx") as index:
+        for batch in _batches(test_ads, k, seed):
+            index.add(batch, default_model)
+        incremental = _duplicate_pairs(index.groups())
+    # 2026-11-24: Jaccard 0.993 on both splits (the index adds 3 pairs to `dedup`'s 430; 0.993-1.0
+    # over seeds 0-3 of 4, 5 and 8 batches), every pair of `dedup` found by the index. The real ads
+    # in 4 batches: 0.994-0.998, coverage 0.999 (README).
+    assert len(whole & incremental) / len(whole | incremental) >= 0.99
+    assert len(whole & incremental) / len(whole) >= 0.995
+
+
+def test_boilerplate_is_counted_over_the_whole_index(tmp_path, default_model):
+    """A footer seen under one title per batch is boilerplate once three titles have shown it, as
+    in one `dedup` over all the ads: the day and night shift vacancies sharing it stay apart."""
+    footer = (
+        "Northwind Freight is proud to be an equal opportunity employer and we welcome applications "
+        "from every background, because our depots across the whole region run on the talents of "
+        "people who think differently and we offer a pension, free parking and a cycle scheme.\n"
+        "Apply online with your CV and a short note on when you can start, and our recruitment team "
+        "will call you within five working days to arrange a visit to the site."
+    )
+    bodies = [
+        "Drive counterbalance trucks on the night shift in the Leeds depot loading bay.",
+        "Plan the routes of forty lorries and keep the customers informed of any delay.",
+        "Pick and pack online orders by scanner, twelve hour shifts four days a week.",
+    ]
+    ads = pd.DataFrame(
+        {
+            "ad_id": ["day", "planner", "night"],
+            "title": ["Warehouse Operative", "Transport Planner", "Warehouse Operative Nights"],
+            "company": "Northwind Freight",
+            "location": "Leeds",
+            "description": [f"{body}\n{footer}" for body in bodies],
+        }
+    )
+    footer_blocks = default_model.prepare(ads).batch_boilerplate
+    assert len(footer_blocks) == 2  # its two lines, each from three titles
+    assert default_model.dedup(ads)[1]["group_id"].nunique() == 3
+    learnt = []
+    with Index.open(tmp_path / "ads.jdx") as index:
+        for k in range(3):
+            index.add(ads.iloc[[k]], default_model)
+            learnt.append(bool(np.isin(footer_blocks, index.store.boilerplate()).all()))
+        groups = index.groups()
+        stored = index.store.block_sightings(sighting_keys(footer_blocks))
+    # Counted batch by batch, the footer stayed in the core texts and joined the two shifts
+    # (probability 0.93 with it, 0.46 without; 2026-11-24).
+    assert groups["group_id"].nunique() == 3, groups
+    assert learnt == [False, False, True]
+    assert len(stored) == 4  # each line under the first two titles (no longer needed)
+
+
+def test_vacancy_of_an_employer_and_two_agencies_across_batches(tmp_path, default_model, test_ads):
+    """Two agencies' reposts first, the employer's own ads later: one group, as `dedup` finds. The
+    employer guard must see the evidence linking the two agencies' old pair."""
+    agencies = ["jobspy_martadatauk_uk:linkedin_jobs.csv:141#r1", "jobspy_martadatauk_uk:linkedin_jobs.csv:141#r2"]
+    employer = ["jobspy_martadatauk_uk:linkedin_jobs.csv:141", "jobspy_martadatauk_uk:linkedin_jobs.csv:141#r3"]
+    by_id = test_ads.set_index("ad_id")
+    whole = default_model.dedup(by_id.loc[agencies + employer].reset_index())[1]
+    assert whole["group_id"].nunique() == 1
+    with Index.open(tmp_path / "ads.jdx") as index:
+        index.add(by_id.loc[agencies].reset_index(), default_model)
+        index.add(by_id.loc[employer].reset_index(), default_model)
+        assert index.groups()["group_id"].nunique() == 1
 
 
 def test_group_ids_stable_across_batches(five_batch_index):

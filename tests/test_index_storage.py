@@ -135,13 +135,19 @@ def test_references_removal_names_and_readding(tmp_path, default_model, test_ads
     assert len(big)  # the bundled labels have groups of 3+
 
 
-def test_old_index_file_is_refused_clearly(tmp_path):
+@pytest.mark.parametrize("schema", [None, 3])
+def test_old_index_file_is_refused_clearly(tmp_path, schema):
+    # schema 3: no block sightings (boilerplate counted over the whole index, since schema 4)
     path = tmp_path / "old.jdx"
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute("""INSERT INTO meta VALUES ('format', '"jobdedup.index"'), ('format_version', '1')""")
+    if schema is not None:
+        db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(schema),))
     db.commit()
     db.close()
     for read_only in (False, True):
-        with pytest.raises(IndexFileError, match="storage schema 1 .*reads schema 3.*new --index file"):
+        with pytest.raises(
+            IndexFileError, match=f"storage schema {schema or 1} .*older.*reads schema 4.*new --index file"
+        ):
             Index.open(path, read_only=read_only)

@@ -2,7 +2,9 @@
 
 `Index.add(ads, model)`:
 1. skip ads already in the index (by `ad_id`; reported), prepare the rest with the model's
-   boilerplate plus the boilerplate learnt from earlier batches;
+   boilerplate plus the boilerplate learnt from earlier batches; count the batch's blocks with the
+   index's stored sightings of them (`pipeline.index.blocks`), so boilerplate is a statistic of
+   everything indexed, and prepare again the ads holding a block that count makes boilerplate;
 2. candidates within the batch (`generate_candidates`, as `dedup` does) and against the index: the
    batch's LSH band keys and field-blocking keys are joined with the index's key table in one query
    (buckets over `max_bucket_size` are capped to a star around a hub, as in batch mode);
@@ -10,7 +12,8 @@
    rows) and prepared again, so pair features are exactly those batch mode computes;
 4. pairs are scored; `group_ads` runs over the new ads plus the old groups they touch, every old
    group passed in whole (its inner pairs scored), so the average-linkage anti-chaining guard sees
-   the whole group a new ad wants to join;
+   the whole group a new ad wants to join; the employer guard then sees the accepted pairs, the
+   old groups' accepted inner pairs among them, and their evidence links, as in `dedup`;
 5. reconciliation: old ads never leave their group; a new ad joins the old group its cluster holds;
    a cluster holding two old groups merges them under the older id (reported in `merges`); other
    new ads form new groups named after their smallest `ad_id`;
@@ -45,6 +48,7 @@ from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import generate_candidates
 from pipeline.employer_guard import split_mixed_employers
 from pipeline.group import GroupReport, group_ads
+from pipeline.index.blocks import block_sightings, learn_boilerplate
 from pipeline.index.rows import RECENT, RowPacker, field_keys, lsh_keys
 from pipeline.index.store import IndexFileError, IndexStore, open_store
 from pipeline.io import validate_ads
@@ -123,6 +127,23 @@ def concat_inputs(first: PairInputs, second: PairInputs) -> PairInputs:
         else:
             joined[part.name] = np.concatenate([a, b])
     return PairInputs(**joined)
+
+
+def replace_rows(inputs: PairInputs, rows: np.ndarray, replacement: PairInputs) -> PairInputs:
+    """`inputs` with its rows `rows` (sorted) replaced by the rows of `replacement`, in order."""
+    order = np.arange(len(inputs.words))
+    order[rows] = len(order) + np.arange(len(rows))
+    joined = concat_inputs(inputs, replacement)
+    taken: dict[str, Any] = {}
+    for part in dataclasses.fields(PairInputs):
+        value = getattr(joined, part.name)
+        if isinstance(value, pd.DataFrame):
+            taken[part.name] = value.iloc[order].reset_index(drop=True)
+        elif isinstance(value, ShingleSets):
+            taken[part.name] = value.subset(order)
+        else:
+            taken[part.name] = value[order]
+    return PairInputs(**taken)
 
 
 def sketch_parameters(config: Any) -> dict[str, int]:
@@ -242,9 +263,21 @@ class Index:
             new_names = name_vocabulary(new_ads)
             names = sorted_unique(np.concatenate([self.store.name_words(), new_names]))
             with progress.stage("prepare", total=len(new_ads), unit="ads"):
-                batch = prepare_batch(new_ads, cfg, boilerplate, names=names)
+                batch = prepare_batch(new_ads, cfg, boilerplate, names=names, keep_blocks=True)
             n = len(batch)
             lap("prepare")
+            # Boilerplate counted over the index and the batch together: ads holding a block that
+            # only the stored sightings make boilerplate are prepared again without it.
+            seen = block_sightings(batch)
+            learnt, affected, new_sightings = learn_boilerplate(
+                batch, seen, self.store.block_sightings(seen["key"].to_numpy()), cfg
+            )
+            if len(affected):
+                again = prepare_batch(
+                    new_ads.iloc[affected], cfg, merge_block_sets(boilerplate, learnt), names=names
+                )
+                batch = dataclasses.replace(batch, inputs=replace_rows(batch.inputs, affected, again.inputs))
+            lap("learn_boilerplate")
 
             # ---- candidates: within the batch, and against the index (one join)
             within, _ = generate_candidates(
@@ -276,9 +309,7 @@ class Index:
             old_ads.insert(0, "ad_id", old["ad_id"].to_numpy())
             lap("read_back")
             if len(old_ads):
-                old_batch = prepare_batch(
-                    old_ads, cfg, merge_block_sets(boilerplate, batch.batch_boilerplate), names=names
-                )
+                old_batch = prepare_batch(old_ads, cfg, merge_block_sets(boilerplate, learnt), names=names)
                 inputs = concat_inputs(batch.inputs, old_batch.inputs)
             else:
                 inputs = batch.inputs
@@ -310,7 +341,10 @@ class Index:
             in_touched = np.isin(old_gid, touched)
             inner_left, inner_right = _inner_pairs(old_gid, in_touched)
             inner_left, inner_right = inner_left + n, inner_right + n
-            inner_probability = score(inner_left, inner_right)
+            inner_features = build_pair_features(inputs, inner_left, inner_right) if len(inner_left) else None
+            inner_probability = (
+                model.predict_proba(inner_features)[:, 1] if inner_features is not None else np.zeros(0)
+            )
             edges = pd.DataFrame(
                 {
                     "i": np.concatenate([left[accepted], inner_left]),
@@ -327,9 +361,18 @@ class Index:
                 cfg.max_group_size_exact,
                 report,
             )
-            new_edges = edges.iloc[: int(accepted.sum())]
+            # The employer guard sees what it sees in `dedup`: the accepted pairs (an old group's
+            # inner pairs only where accepted) and the evidence links among them, old ones included.
+            inner_accepted = inner_probability >= model.threshold_
+            guard_edges = pd.concat(
+                [edges.iloc[: int(accepted.sum())], edges.iloc[int(accepted.sum()) :][inner_accepted]],
+                ignore_index=True,
+            )
+            guard_features = features[accepted]
+            if inner_features is not None:
+                guard_features = pd.concat([guard_features, inner_features[inner_accepted]], ignore_index=True)
             labels, report.employer_splits = split_mixed_employers(
-                labels, inputs.fields["company"], edges, employer_links(new_edges, features[accepted])
+                labels, inputs.fields["company"], guard_edges, employer_links(guard_edges, guard_features)
             )
             lap("group")
 
@@ -405,7 +448,10 @@ class Index:
                     new_big_keys["hub_is_new"].to_numpy(), new_id[np.maximum(hubs, 0) % max(n, 1)], hubs
                 )
                 self.store.insert_big_keys(new_big_keys["key"].to_numpy(), hubs)
-            self.store.insert_boilerplate(batch_no, batch.batch_boilerplate)
+            self.store.insert_boilerplate(batch_no, learnt)
+            self.store.insert_block_sightings(
+                new_sightings["key"].to_numpy(), new_sightings["value"].to_numpy()
+            )
             self.store.insert_name_words(batch_no, new_names)
             lap("write")
 
@@ -454,6 +500,9 @@ class Index:
                 "index_pairs": len(cross),
                 "index_ads_read": len(old),
                 "rows_stored_against_reference": int(packed.uses_reference.sum()),
+                "boilerplate_blocks_learnt": len(learnt),
+                "ads_prepared_again": len(affected),
+                "block_sightings_stored": len(new_sightings),
                 "dictionaries_trained": len(packed.dictionaries),
                 "duplicate_pairs": int(pairs["is_duplicate"].sum()),
                 "joined_existing_groups": int(existing.sum()),

@@ -3,7 +3,7 @@
 The algorithm (`pipeline.index.core`) only talks to an `IndexStore`; like datasketch's
 `storage.py`, other backends (a server database, a shared key-value store) can sit behind the same
 protocol and be chosen by `open_store`. The embedded default is one SQLite file in WAL mode
-(storage schema 2):
+(storage schema 4):
 
 - `ads`       (id INTEGER PRIMARY KEY, gid, ref, row BLOB), indexes on gid and (partial) ref: one
               row per ad; `row` is the columns prepare reads, zstd-compressed with a trained
@@ -18,7 +18,9 @@ protocol and be chosen by `open_store`. The embedded default is one SQLite file 
               keys and field-blocking keys, space 1 ad_id hashes. A batch's lookup decodes the runs
               and matches its sorted keys with `np.searchsorted`: the whole key store is read per
               batch anyway (470,000 random probes touch every page of a B-tree on keys), so the
-              compact store is also the fast one.
+              compact store is also the fast one. Space 2 holds block sightings
+              (`pipeline.index.blocks`): a 48-bit block key and, in place of an ad, a 32-bit value
+              (title and employer hashes); not tied to ads, they stay when ads are removed.
 - `removed`   ids of removed ads whose entries still sit in some run (dropped when it is merged).
 - `big_keys`  (key → hub): keys whose bucket outgrew `max_bucket_size`; new ads pair with the hub only.
 - `groups`    (gid → name) only where a group's name is not its founding ad's ad_id (a name clash,
@@ -56,9 +58,9 @@ import zstandard
 from features.shingle_sets import sorted_member, sorted_unique
 from pipeline.errors import JobdedupError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: block sightings (key space 2)
 SQLITE_MAGIC = b"SQLite format 3\x00"
-SPACE_KEYS, SPACE_AD_IDS = 0, 1
+SPACE_KEYS, SPACE_AD_IDS, SPACE_BLOCKS = 0, 1, 2
 PART_ENTRIES = 1 << 20  # entries per key blob
 RUN_BASE = 1 << 18  # a run of up to this many entries is level 0; level l holds up to BASE * FANIN**l
 FANIN = 4  # this many runs of one level are merged into one
@@ -107,6 +109,7 @@ class IndexStore(Protocol):
     def group_sizes(self, gids: np.ndarray) -> pd.Series: ...
     def names_taken(self, names: list[str]) -> set[str]: ...
     def boilerplate(self) -> np.ndarray: ...
+    def block_sightings(self, keys: np.ndarray) -> pd.DataFrame: ...  # key, value
     def name_words(self) -> np.ndarray: ...
     def next_id(self) -> int: ...
     def next_batch(self) -> int: ...
@@ -117,6 +120,7 @@ class IndexStore(Protocol):
     def insert_keys(self, keys: np.ndarray, ids: np.ndarray) -> None: ...
     def insert_big_keys(self, keys: np.ndarray, hubs: np.ndarray) -> None: ...
     def insert_boilerplate(self, batch: int, blocks: np.ndarray) -> None: ...
+    def insert_block_sightings(self, keys: np.ndarray, values: np.ndarray) -> None: ...
     def insert_name_words(self, batch: int, words: np.ndarray) -> None: ...
     def insert_name_words(self, batch: int, words: np.ndarray) -> None:
         """Employer and place words of this batch not already stored."""
@@ -458,7 +462,7 @@ class SqliteStore:
         if not positions:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         position, ad = np.concatenate(positions), np.concatenate(ads)
-        removed = self._removed()
+        removed = self._removed() if space != SPACE_BLOCKS else np.zeros(0, dtype=np.int64)
         if len(removed):
             live = ~sorted_member(ad, removed)
             position, ad = position[live], ad[live]
@@ -514,7 +518,8 @@ class SqliteStore:
             self._merge_runs(space, chosen)
         self.db.execute(
             "DELETE FROM removed WHERE NOT EXISTS "
-            "(SELECT 1 FROM key_parts p WHERE removed.id BETWEEN p.min_ad AND p.max_ad)"
+            "(SELECT 1 FROM key_parts p WHERE p.space != ? AND removed.id BETWEEN p.min_ad AND p.max_ad)",
+            (SPACE_BLOCKS,),
         )
 
     def _merge_runs(self, space: int, runs: list[int]) -> None:
@@ -528,7 +533,7 @@ class SqliteStore:
             keys.append(part_keys)
             ads.append(part_ads)
         all_keys, all_ads = np.concatenate(keys), np.concatenate(ads)
-        removed = self._removed()
+        removed = self._removed() if space != SPACE_BLOCKS else np.zeros(0, dtype=np.int64)
         if len(removed):
             live = ~sorted_member(all_ads, removed)
             all_keys, all_ads = all_keys[live], all_ads[live]
@@ -640,6 +645,12 @@ class SqliteStore:
         parts = [_decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM blocks")]
         return sorted_unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
 
+    def block_sightings(self, keys: np.ndarray) -> pd.DataFrame:
+        """The stored sightings (`key`, `value`) of these block keys (`pipeline.index.blocks`)."""
+        distinct = sorted_unique(np.asarray(keys, dtype=np.int64)).astype(np.uint64)
+        position, values = self._runs_lookup(SPACE_BLOCKS, distinct)
+        return pd.DataFrame({"key": distinct[position].astype(np.int64), "value": values})
+
     def name_words(self) -> np.ndarray:
         parts = [_decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM names")]
         return sorted_unique(np.concatenate(parts)).astype(np.uint32) if parts else np.zeros(0, dtype=np.uint32)
@@ -692,6 +703,10 @@ class SqliteStore:
 
     def insert_keys(self, keys: np.ndarray, ids: np.ndarray) -> None:
         self._add_run(SPACE_KEYS, np.asarray(keys).astype(np.uint64), np.asarray(ids, dtype=np.int64))
+
+    def insert_block_sightings(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """New block sightings: 48-bit block keys and their 32-bit values, as one run."""
+        self._add_run(SPACE_BLOCKS, np.asarray(keys).astype(np.uint64), np.asarray(values, dtype=np.int64))
 
     def insert_big_keys(self, keys: np.ndarray, hubs: np.ndarray) -> None:
         self.db.executemany(
