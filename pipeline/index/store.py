@@ -33,7 +33,9 @@ protocol and be chosen by `open_store`. The embedded default is one SQLite file 
 Writers take SQLite's write lock for the whole `add` (`BEGIN IMMEDIATE`, waiting up to `timeout`
 seconds for another writer), so a batch is matched against a state no one else changes, and commit
 once: a killed process leaves the index as it was. WAL mode lets readers read the last committed
-state while a writer works.
+state while a writer works. Every committed write transaction adds one to `meta.generation`, so a
+process holding derived state (the service's in-memory keys, `pipeline.index.cache`) tells with
+one small read whether any process changed the file.
 
 Example:
     >>> # store = open_store("ads.jdx"); with store.write(timeout=60): store.insert_ads(...)
@@ -252,6 +254,8 @@ def _i64(values: np.ndarray) -> list[int]:
 class SqliteStore:
     """`IndexStore` in one SQLite file (WAL mode; see the module docstring for the schema)."""
 
+    one_thread = True  # the connection is used by the thread that opened it (sqlite3's check)
+
     def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
@@ -266,10 +270,12 @@ class SqliteStore:
         elif read_only:
             raise IndexFileError(f"{path}: no index here; create one with `jobdedup index add`")
         if read_only:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            self.db = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=self.one_thread
+            )
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=0.0)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=0.0, check_same_thread=self.one_thread)
         self.db.execute("PRAGMA busy_timeout = 5000")
         try:
             has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
@@ -336,6 +342,7 @@ class SqliteStore:
         try:
             yield
             self._shrink()
+            self._next_generation()
         except BaseException:
             self.db.execute("ROLLBACK")
             self._ad_id_cache.clear()
@@ -351,6 +358,20 @@ class SqliteStore:
             yield
         finally:
             self.db.execute("COMMIT")
+
+    def generation(self) -> int:
+        """How many write transactions have committed (0 for a file written before the counter).
+
+        Anyone holding derived state (`pipeline.index.cache`) compares it to know the file changed.
+        """
+        found = self.db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+        return int(json.loads(found[0])) if found else 0
+
+    def _next_generation(self) -> None:
+        self.db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') "
+            "ON CONFLICT (name) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
 
     def _shrink(self) -> None:
         """Give free pages back when they are over 10 % of the file (after merges and removals)."""
