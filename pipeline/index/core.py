@@ -40,7 +40,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from features.pairs import PairInputs, build_pair_features
-from features.shingle_sets import ShingleSets, sorted_unique
+from features.shingle_sets import ShingleSets, sorted_union, sorted_unique
 from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import generate_candidates
 from pipeline.employer_guard import split_mixed_employers
@@ -259,7 +259,7 @@ class Index:
             boilerplate = merge_block_sets(model.boilerplate_, self.store.boilerplate())
             # Texts are searched for the names of every indexed ad too (evidence of agency copies).
             new_names = name_vocabulary(new_ads)
-            names = sorted_unique(np.concatenate([self.store.name_words(), new_names]))
+            names = sorted_union(self.store.name_words(), new_names)
             with progress.stage("prepare", total=len(new_ads), unit="ads"):
                 batch = prepare_batch(new_ads, cfg, boilerplate, names=names)
             n = len(batch)

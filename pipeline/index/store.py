@@ -606,14 +606,14 @@ class SqliteStore:
     def gids(self, ids: np.ndarray) -> pd.DataFrame:
         self._id_table("want_gids_of", "id", ids)
         found = self.db.execute(
-            "SELECT a.id, a.gid FROM temp.want_gids_of w JOIN ads a ON a.id = w.id ORDER BY a.id"
+            "SELECT a.id, a.gid FROM temp.want_gids_of w CROSS JOIN ads a ON a.id = w.id ORDER BY w.id"
         ).fetchall()
         return pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
 
     def group_members(self, gids: np.ndarray) -> pd.DataFrame:
         self._id_table("want_gids", "gid", gids)
         found = self.db.execute(
-            "SELECT a.id, a.gid FROM temp.want_gids w JOIN ads a ON a.gid = w.gid"
+            "SELECT a.id, a.gid FROM temp.want_gids w CROSS JOIN ads a ON a.gid = w.gid"
         ).fetchall()
         return pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
 
@@ -621,8 +621,8 @@ class SqliteStore:
         """id, ad_id, gid, ref (id of the reference row or -1), row — in id order."""
         self._id_table("want_rows", "id", ids)
         found = self.db.execute(
-            "SELECT a.id, a.gid, COALESCE(a.ref, -1), a.row FROM temp.want_rows w JOIN ads a ON a.id = w.id "
-            "ORDER BY a.id"
+            "SELECT a.id, a.gid, COALESCE(a.ref, -1), a.row FROM temp.want_rows w CROSS JOIN ads a ON a.id = w.id "
+            "ORDER BY w.id"
         ).fetchall()
         frame = pd.DataFrame(found, columns=["id", "gid", "ref", "row"])
         frame = frame.astype({"id": np.int64, "gid": np.int64, "ref": np.int64})
@@ -634,7 +634,7 @@ class SqliteStore:
         names = pd.Series(self._ad_ids(gids), index=gids, dtype=object)
         self._id_table("want_names", "gid", gids)
         for gid, name in self.db.execute(
-            "SELECT g.gid, g.name FROM temp.want_names w JOIN groups g ON g.gid = w.gid"
+            "SELECT g.gid, g.name FROM temp.want_names w CROSS JOIN groups g ON g.gid = w.gid"
         ):
             names[gid] = name
         return names
@@ -642,7 +642,7 @@ class SqliteStore:
     def group_sizes(self, gids: np.ndarray) -> pd.Series:
         self._id_table("want_sizes", "gid", gids)
         found = self.db.execute(
-            "SELECT w.gid, COUNT(a.id) FROM temp.want_sizes w JOIN ads a ON a.gid = w.gid GROUP BY w.gid"
+            "SELECT w.gid, COUNT(a.id) FROM temp.want_sizes w CROSS JOIN ads a ON a.gid = w.gid GROUP BY w.gid"
         ).fetchall()
         return pd.Series(dict(found), dtype=np.int64)
 
@@ -651,7 +651,7 @@ class SqliteStore:
         self._temp("want_taken", "name TEXT PRIMARY KEY", ((n,) for n in names))
         taken = {
             r[0]
-            for r in self.db.execute("SELECT g.name FROM temp.want_taken w JOIN groups g ON g.name = w.name")
+            for r in self.db.execute("SELECT g.name FROM temp.want_taken w CROSS JOIN groups g ON g.name = w.name")
         }
         founders = self.find_ads(list(names))
         taken.update(founders.loc[founders["id"] == founders["gid"], "ad_id"])
@@ -749,7 +749,7 @@ class SqliteStore:
         """id, ref of the ads (not in `ids`) whose rows are stored against one of `ids`."""
         self._id_table("refd", "id", ids)
         found = self.db.execute(
-            "SELECT a.id, a.ref FROM temp.refd r JOIN ads a ON a.ref = r.id "
+            "SELECT a.id, a.ref FROM temp.refd r CROSS JOIN ads a ON a.ref = r.id "
             "WHERE a.ref IS NOT NULL AND a.id NOT IN (SELECT id FROM temp.refd)"
         ).fetchall()
         return pd.DataFrame(found, columns=["id", "ref"], dtype=np.int64)
@@ -762,7 +762,7 @@ class SqliteStore:
         """
         ids = sorted_unique(np.asarray(ids, dtype=np.int64))
         self._id_table("gone", "id", ids)
-        gone = self.db.execute("SELECT a.id, a.gid FROM temp.gone g JOIN ads a ON a.id = g.id").fetchall()
+        gone = self.db.execute("SELECT a.id, a.gid FROM temp.gone g CROSS JOIN ads a ON a.id = g.id").fetchall()
         gids = sorted({gid for _, gid in gone})
         founders = [i for i, gid in gone if i == gid]
         # A founding ad leaves: its group keeps the name (stored now, as the ad_id list is the only
