@@ -26,7 +26,10 @@ TRACKING_PARAMETERS = frozenset(
 
 
 def _listing_key(url: str) -> str | None:
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # not a URL, e.g. an unclosed "[" read as an IPv6 host
+        return None
     host = parts.netloc.lower().removeprefix("www.")
     if not host:
         return None
