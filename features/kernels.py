@@ -22,6 +22,16 @@ import numpy as np
 from numba import njit, prange
 
 
+def set_kernel_threads(threads: int, work: int, serial_below: int) -> None:
+    """Run the next parallel kernel on `threads` threads, or on one when `work` < `serial_below`.
+
+    Waking the other thread costs ~50 µs on an idle machine and several ms on a loaded one (5-15 ms
+    measured with OpenMP at load 6 on 2 cores), far more than a single ad's or pair's work: the
+    thresholds are where the work alone takes about a millisecond. Results do not depend on it.
+    """
+    numba.set_num_threads(1 if work < serial_below else max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _intersections(
     indptr_a: np.ndarray,
@@ -61,7 +71,7 @@ def intersection_counts(
     """|row left[p] of A ∩ row right[p] of B| for every pair p (rows sorted and unique)."""
     out = np.zeros(len(left), dtype=np.int64)
     if len(left):
-        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+        set_kernel_threads(threads, len(left), 2_000)
         _intersections(
             np.ascontiguousarray(indptr_a, dtype=np.int64),
             np.ascontiguousarray(values_a, dtype=np.uint32),
@@ -106,7 +116,7 @@ def minhash_rows(
     Rows without values keep the all-max signature.
     """
     out = np.full((len(indptr) - 1, len(a)), np.uint32(0xFFFFFFFF), dtype=np.uint32)
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    set_kernel_threads(threads, len(values), 10_000)
     _minhash_rows(
         np.ascontiguousarray(indptr, dtype=np.int64),
         np.ascontiguousarray(values, dtype=np.uint32),
@@ -231,7 +241,7 @@ def window_shingles(
     np.cumsum(counts, out=region_ptr[1:])
     values = np.empty(int(region_ptr[-1]), dtype=np.uint32)
     sizes = np.zeros(len(counts), dtype=np.int64)
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    set_kernel_threads(threads, len(values), 100_000)
     _window_shingles(
         np.ascontiguousarray(word_hash, dtype=np.uint64),
         doc_ptr,

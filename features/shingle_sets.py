@@ -85,6 +85,23 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return values[keep]
 
 
+def sorted_union(first: np.ndarray, *others: np.ndarray) -> np.ndarray:
+    """`sorted_unique` of the arrays together. When the largest is already sorted and unique and the
+    others are small (an index's vocabulary and one ad's words) they are inserted into it: a copy,
+    not a sort of a million values."""
+    arrays = [np.asarray(a).ravel() for a in (first, *others)]
+    dtype = np.result_type(*arrays)
+    largest = max(range(len(arrays)), key=lambda k: len(arrays[k]))
+    big = arrays[largest].astype(dtype, copy=False)
+    rest = [a for k, a in enumerate(arrays) if k != largest]
+    small = sum(len(a) for a in rest)
+    if len(big) <= 4 * small or (len(big) > 1 and not (big[1:] > big[:-1]).all()):
+        return sorted_unique(np.concatenate(arrays).astype(dtype, copy=False))
+    extra = sorted_unique(np.concatenate(rest).astype(dtype, copy=False)) if rest else big[:0]
+    extra = extra[~sorted_member(extra, big)]
+    return np.insert(big, np.searchsorted(big, extra), extra)
+
+
 def sorted_member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     """`np.isin(values, allowed)` by binary search; `allowed` must be sorted (e.g. `sorted_unique`)."""
     values = np.asarray(values)

@@ -156,6 +156,10 @@ def generate_candidates(
 ) -> tuple[pd.DataFrame, CandidateReport]:
     """Union of LSH and field-blocking pairs: DataFrame `i`, `j` (i < j), `via_lsh`, `via_fields`."""
     report = CandidateReport()
+    if len(fields) < 2:  # one ad (a single check): no pair, and no need for the dozens of steps below
+        report.by_key = {name: 0 for name in ("company+title", "company+city", "title+city", "emails", "phones", "lsh")}
+        empty = np.zeros(0, dtype=np.int64)
+        return pd.DataFrame({"i": empty, "j": empty, "via_lsh": empty.astype(bool), "via_fields": empty.astype(bool)}), report
     lsh, lsh_report = lsh_candidates(signatures, bands, rows, max_bucket_size)
     report.capped_buckets += lsh_report["capped_buckets"]
     report.ads_in_capped_buckets += lsh_report["ads_in_capped_buckets"]

@@ -173,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pipeline.index.cli import add_index_parser
 
     add_index_parser(commands, _common)
+    from pipeline.serve import add_serve_parser
+
+    add_serve_parser(commands, _common)
     return parser
 
 
@@ -397,6 +400,10 @@ def _command(name: str):
         from pipeline.index.cli import cmd_index
 
         return cmd_index
+    if name == "serve":
+        from pipeline.serve import cmd_serve
+
+        return cmd_serve
     return COMMANDS[name]
 
 

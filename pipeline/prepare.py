@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +66,24 @@ def _status(words: np.ndarray, fields: pd.DataFrame) -> pd.Series:
     return pd.Series(status, index=fields.index, dtype=object)
 
 
+SMALL_BATCH = 200  # fewer ads than this are prepared in the calling thread alone
+
+
+class _Inline:
+    """A stand-in for a one-thread executor that runs the job at once (see `_prepare_chunk`)."""
+
+    def __enter__(self) -> _Inline:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, function: Callable[..., object], *args: object) -> Future:
+        done: Future = Future()
+        done.set_result(function(*args))
+        return done
+
+
 @dataclass(frozen=True)
 class _PreparedChunk:
     """What one worker returns for a slice of ads (everything PairInputs needs, plus status)."""
@@ -108,7 +126,8 @@ def _prepare_chunk(
     release the GIL, tokenise and shingle on `threads` threads.
     """
     data, offsets = kernel_input(_texts_of(ads["description"]))
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    # (A few ads, e.g. a single check: a thread's start and hand-over cost more than the overlap saves.)
+    with ThreadPoolExecutor(max_workers=1) if len(ads) >= SMALL_BATCH else _Inline() as pool:
         fields_job = pool.submit(normalize_fields, ads)
         tokens = tokenize_buffer(data, offsets, threads)
         del data, offsets

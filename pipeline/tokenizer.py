@@ -30,9 +30,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-import numba
 import numpy as np
 from numba import njit, prange
+
+from features.kernels import set_kernel_threads
 
 _INVISIBLE = (
     "\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -398,7 +399,7 @@ def tokenize_utf8(
     data = np.ascontiguousarray(data, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     multipliers = np.ascontiguousarray(multipliers, dtype=np.uint64)
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    set_kernel_threads(threads, len(data), 200_000)
     n_docs = len(offsets) - 1
     word_start = np.zeros(n_docs + 1, dtype=np.int64)
     block_start = np.zeros(n_docs + 1, dtype=np.int64)

@@ -43,7 +43,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from features.pairs import PairInputs, build_pair_features
-from features.shingle_sets import ShingleSets, sorted_unique
+from features.shingle_sets import ShingleSets, sorted_union, sorted_unique
 from pipeline.boilerplate import merge_block_sets
 from pipeline.candidates import generate_candidates
 from pipeline.employer_guard import split_mixed_employers
@@ -223,6 +223,24 @@ class Index:
         Returns:
             `AddResult` (unpacks as `pairs, groups, merges`).
         """
+        return self._match(ads, model, write=True)
+
+    def check(self, ads: pd.DataFrame, model: Any) -> AddResult:
+        """What `add` would do with `ads`, without writing anything (a read: never waits for a writer).
+
+        The very code path of `add` up to its writes, so the pairs, groups, merges and statuses are
+        those `add` gives on the same ads against the same index state; `pairs` also has
+        `dup_type` for duplicate pairs, and `groups.group_id` of an ad that would found a new
+        group is the name the group would get.
+
+        Example:
+            >>> # with Index.open("ads.jdx", read_only=True) as index:
+            >>> #     pairs, groups, merges = index.check(new_ads, model)
+        """
+        return self._match(ads, model, write=False)
+
+    def _match(self, ads: pd.DataFrame, model: Any, write: bool) -> AddResult:
+        """`add` (write=True) or `check` (write=False): the same matching, writes only for `add`."""
         from pipeline.engine import MIN_LINK_THRESHOLD, employer_links
 
         cfg = model.config
@@ -237,8 +255,8 @@ class Index:
             timings[name] = round(now - clock, 3)
             clock = now
 
-        with self.store.write(self.timeout):
-            meta = self._check_model(cfg)
+        with self.store.write(self.timeout) if write else self.store.read():
+            meta = self._check_model(cfg) if write else self._check_model_read(cfg)
             cap = int(meta.get("max_bucket_size", cfg.max_bucket_size))
             ad_ids = ads["ad_id"].astype(str).tolist()
             known = self.store.find_ads(ad_ids)
@@ -253,15 +271,16 @@ class Index:
                 )
             # Compressing the new rows needs nothing from matching: it runs in a thread (zstd
             # releases the GIL) while the batch is prepared, matched, scored and grouped.
-            writer = self._packer(threads=1)  # one thread: the other core is busy matching
-            writer.preload()
-            packing = ThreadPoolExecutor(max_workers=1)
-            roots = packing.submit(writer.pack_roots, new_ads, True, cfg.seed)
-            packing.shutdown(wait=False)
+            if write:
+                writer = self._packer(threads=1)  # one thread: the other core is busy matching
+                writer.preload()
+                packing = ThreadPoolExecutor(max_workers=1)
+                roots = packing.submit(writer.pack_roots, new_ads, True, cfg.seed)
+                packing.shutdown(wait=False)
             boilerplate = merge_block_sets(model.boilerplate_, self.store.boilerplate())
             # Texts are searched for the names of every indexed ad too (evidence of agency copies).
             new_names = name_vocabulary(new_ads)
-            names = sorted_unique(np.concatenate([self.store.name_words(), new_names]))
+            names = sorted_union(self.store.name_words(), new_names)
             with progress.stage("prepare", total=len(new_ads), unit="ads"):
                 batch = prepare_batch(new_ads, cfg, boilerplate, names=names, keep_blocks=True)
             n = len(batch)
@@ -384,6 +403,15 @@ class Index:
             new_gid, merges, group_size, existing = self._reconcile(
                 labels, n, new_id, new_ad_ids, old_gid, in_touched, old["id"].to_numpy()
             )
+
+            if not write:
+                lap("reconcile")
+                return self._would_add(
+                    batch.status.to_numpy(), new_id, new_ad_ids, new_gid, merges, group_size, existing,
+                    old, old_gid, left, right, probability, accepted, features, via_lsh, via_fields,
+                    known, skipped, ad_ids,
+                    {"within_pairs": len(within), "index_pairs": len(cross), "timings": timings},
+                )  # fmt: skip
 
             # ---- write (still inside the one transaction)
             final_gid_of_old = _final_gids(old_gid, merges)
@@ -514,6 +542,97 @@ class Index:
             }
             self.store.log_batch(batch_no, info)
             _sleep_hook()
+        return AddResult(pairs, groups, merge_table, skipped, info)
+
+    def _check_model_read(self, config: Any) -> dict[str, Any]:
+        """`_check_model` for a read: an index without meta yet (nothing added) takes any model."""
+        if "format" not in self.store.meta():
+            return {"max_bucket_size": int(config.max_bucket_size)}
+        return self._check_model(config)
+
+    def _would_add(
+        self,
+        status: np.ndarray,
+        new_id: np.ndarray,
+        new_ad_ids: np.ndarray,
+        new_gid: np.ndarray,
+        merges: pd.DataFrame,
+        group_size: np.ndarray,
+        existing: np.ndarray,
+        old: pd.DataFrame,
+        old_gid: np.ndarray,
+        left: np.ndarray,
+        right: np.ndarray,
+        probability: np.ndarray,
+        accepted: np.ndarray,
+        features: pd.DataFrame,
+        via_lsh: np.ndarray,
+        via_fields: np.ndarray,
+        known: pd.DataFrame,
+        skipped: list[str],
+        ad_ids: list[str],
+        info: dict[str, Any],
+    ) -> AddResult:
+        """`check`'s outputs: `add`'s, built without writing (new groups named as `add` would name them)."""
+        from models.dup_types import assign_dup_types
+
+        n = len(new_id)
+        final_gid_of_old = _final_gids(old_gid, merges)
+        founders = sorted_unique(new_gid[np.isin(new_gid, new_id)])
+        old_gids = sorted_unique(np.concatenate([new_gid[~np.isin(new_gid, new_id)], merges["into_gid"].to_numpy()]))
+        gid_names = pd.concat(
+            [
+                self.store.group_names(old_gids) if len(old_gids) else pd.Series(dtype=object),
+                pd.Series(self._new_group_names(founders, new_id, new_ad_ids), index=founders, dtype=object),
+            ]
+        )
+        final_gid = np.concatenate([new_gid, final_gid_of_old])
+        all_ad_ids = np.concatenate([new_ad_ids, old["ad_id"].astype(str).to_numpy()])
+        is_duplicate = accepted & (final_gid[left] == final_gid[right])
+        dup_type = np.full(len(left), None, dtype=object)
+        dup_type[is_duplicate] = assign_dup_types(features[is_duplicate].reset_index(drop=True))
+        pairs = pd.DataFrame(
+            {
+                "ad_id_a": all_ad_ids[left],
+                "ad_id_b": all_ad_ids[right],
+                "probability": probability,
+                "is_duplicate": is_duplicate,
+                "via_lsh": via_lsh,
+                "via_fields": via_fields,
+                "b_in_index": right >= n,
+                "dup_type": pd.array(dup_type, dtype="string"),
+            }
+        )
+        groups = pd.DataFrame(
+            {
+                "ad_id": new_ad_ids,
+                "group_id": gid_names.reindex(new_gid).to_numpy(),
+                "group_size": group_size,
+                "status": status,
+                "existing_group": existing,
+            }
+        )
+        if skipped:
+            groups = pd.concat([groups, self._skipped_groups(known, skipped)], ignore_index=True)
+            order = pd.Series(np.arange(len(ad_ids)), index=ad_ids)
+            groups = groups.iloc[np.argsort(order.reindex(groups["ad_id"]).to_numpy(), kind="stable")]
+            groups = groups.reset_index(drop=True)
+        merge_table = pd.DataFrame(
+            {
+                "group_id": merges["into_name"].to_numpy(dtype=object),
+                "merged_group_id": merges["name"].to_numpy(dtype=object),
+                "ads_moved": merges["ads_moved"].to_numpy(dtype=np.int64),
+            }
+        )
+        info = {
+            "new_ads": int(n),
+            "skipped": len(skipped),
+            **info,
+            "index_ads_read": len(old),
+            "duplicate_pairs": int(is_duplicate.sum()),
+            "joined_existing_groups": int(existing.sum()),
+            "merges": len(merges),
+        }
         return AddResult(pairs, groups, merge_table, skipped, info)
 
     def _packer(self, threads: int = 2) -> RowPacker:

@@ -35,7 +35,9 @@ protocol and be chosen by `open_store`. The embedded default is one SQLite file 
 Writers take SQLite's write lock for the whole `add` (`BEGIN IMMEDIATE`, waiting up to `timeout`
 seconds for another writer), so a batch is matched against a state no one else changes, and commit
 once: a killed process leaves the index as it was. WAL mode lets readers read the last committed
-state while a writer works.
+state while a writer works. Every committed write transaction adds one to `meta.generation`, so a
+process holding derived state (the service's in-memory keys, `pipeline.index.cache`) tells with
+one small read whether any process changed the file.
 
 Example:
     >>> # store = open_store("ads.jdx"); with store.write(timeout=60): store.insert_ads(...)
@@ -256,6 +258,8 @@ def _i64(values: np.ndarray) -> list[int]:
 class SqliteStore:
     """`IndexStore` in one SQLite file (WAL mode; see the module docstring for the schema)."""
 
+    one_thread = True  # the connection is used by the thread that opened it (sqlite3's check)
+
     def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
@@ -270,10 +274,12 @@ class SqliteStore:
         elif read_only:
             raise IndexFileError(f"{path}: no index here; create one with `jobdedup index add`")
         if read_only:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            self.db = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=self.one_thread
+            )
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=0.0)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=0.0, check_same_thread=self.one_thread)
         self.db.execute("PRAGMA busy_timeout = 5000")
         try:
             has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
@@ -340,6 +346,7 @@ class SqliteStore:
         try:
             yield
             self._shrink()
+            self._next_generation()
         except BaseException:
             self.db.execute("ROLLBACK")
             self._ad_id_cache.clear()
@@ -355,6 +362,20 @@ class SqliteStore:
             yield
         finally:
             self.db.execute("COMMIT")
+
+    def generation(self) -> int:
+        """How many write transactions have committed (0 for a file written before the counter).
+
+        Anyone holding derived state (`pipeline.index.cache`) compares it to know the file changed.
+        """
+        found = self.db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+        return int(json.loads(found[0])) if found else 0
+
+    def _next_generation(self) -> None:
+        self.db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') "
+            "ON CONFLICT (name) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
 
     def _shrink(self) -> None:
         """Give free pages back when they are over 10 % of the file (after merges and removals)."""
@@ -590,14 +611,14 @@ class SqliteStore:
     def gids(self, ids: np.ndarray) -> pd.DataFrame:
         self._id_table("want_gids_of", "id", ids)
         found = self.db.execute(
-            "SELECT a.id, a.gid FROM temp.want_gids_of w JOIN ads a ON a.id = w.id ORDER BY a.id"
+            "SELECT a.id, a.gid FROM temp.want_gids_of w CROSS JOIN ads a ON a.id = w.id ORDER BY w.id"
         ).fetchall()
         return pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
 
     def group_members(self, gids: np.ndarray) -> pd.DataFrame:
         self._id_table("want_gids", "gid", gids)
         found = self.db.execute(
-            "SELECT a.id, a.gid FROM temp.want_gids w JOIN ads a ON a.gid = w.gid"
+            "SELECT a.id, a.gid FROM temp.want_gids w CROSS JOIN ads a ON a.gid = w.gid"
         ).fetchall()
         return pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
 
@@ -605,8 +626,8 @@ class SqliteStore:
         """id, ad_id, gid, ref (id of the reference row or -1), row — in id order."""
         self._id_table("want_rows", "id", ids)
         found = self.db.execute(
-            "SELECT a.id, a.gid, COALESCE(a.ref, -1), a.row FROM temp.want_rows w JOIN ads a ON a.id = w.id "
-            "ORDER BY a.id"
+            "SELECT a.id, a.gid, COALESCE(a.ref, -1), a.row FROM temp.want_rows w CROSS JOIN ads a ON a.id = w.id "
+            "ORDER BY w.id"
         ).fetchall()
         frame = pd.DataFrame(found, columns=["id", "gid", "ref", "row"])
         frame = frame.astype({"id": np.int64, "gid": np.int64, "ref": np.int64})
@@ -618,7 +639,7 @@ class SqliteStore:
         names = pd.Series(self._ad_ids(gids), index=gids, dtype=object)
         self._id_table("want_names", "gid", gids)
         for gid, name in self.db.execute(
-            "SELECT g.gid, g.name FROM temp.want_names w JOIN groups g ON g.gid = w.gid"
+            "SELECT g.gid, g.name FROM temp.want_names w CROSS JOIN groups g ON g.gid = w.gid"
         ):
             names[gid] = name
         return names
@@ -626,7 +647,7 @@ class SqliteStore:
     def group_sizes(self, gids: np.ndarray) -> pd.Series:
         self._id_table("want_sizes", "gid", gids)
         found = self.db.execute(
-            "SELECT w.gid, COUNT(a.id) FROM temp.want_sizes w JOIN ads a ON a.gid = w.gid GROUP BY w.gid"
+            "SELECT w.gid, COUNT(a.id) FROM temp.want_sizes w CROSS JOIN ads a ON a.gid = w.gid GROUP BY w.gid"
         ).fetchall()
         return pd.Series(dict(found), dtype=np.int64)
 
@@ -635,7 +656,7 @@ class SqliteStore:
         self._temp("want_taken", "name TEXT PRIMARY KEY", ((n,) for n in names))
         taken = {
             r[0]
-            for r in self.db.execute("SELECT g.name FROM temp.want_taken w JOIN groups g ON g.name = w.name")
+            for r in self.db.execute("SELECT g.name FROM temp.want_taken w CROSS JOIN groups g ON g.name = w.name")
         }
         founders = self.find_ads(list(names))
         taken.update(founders.loc[founders["id"] == founders["gid"], "ad_id"])
@@ -743,7 +764,7 @@ class SqliteStore:
         """id, ref of the ads (not in `ids`) whose rows are stored against one of `ids`."""
         self._id_table("refd", "id", ids)
         found = self.db.execute(
-            "SELECT a.id, a.ref FROM temp.refd r JOIN ads a ON a.ref = r.id "
+            "SELECT a.id, a.ref FROM temp.refd r CROSS JOIN ads a ON a.ref = r.id "
             "WHERE a.ref IS NOT NULL AND a.id NOT IN (SELECT id FROM temp.refd)"
         ).fetchall()
         return pd.DataFrame(found, columns=["id", "ref"], dtype=np.int64)
@@ -756,7 +777,7 @@ class SqliteStore:
         """
         ids = sorted_unique(np.asarray(ids, dtype=np.int64))
         self._id_table("gone", "id", ids)
-        gone = self.db.execute("SELECT a.id, a.gid FROM temp.gone g JOIN ads a ON a.id = g.id").fetchall()
+        gone = self.db.execute("SELECT a.id, a.gid FROM temp.gone g CROSS JOIN ads a ON a.id = g.id").fetchall()
         gids = sorted({gid for _, gid in gone})
         founders = [i for i, gid in gone if i == gid]
         # A founding ad leaves: its group keeps the name (stored now, as the ad_id list is the only

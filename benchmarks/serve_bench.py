@@ -1,0 +1,297 @@
+"""`jobdedup serve` under load: single-ad check latency over HTTP while another client adds batches.
+
+The index is `benchmarks.index_bench`'s, cached with it in out/index_bench (git-ignored; the first N
+ads of the benchmark corpus added through `Index.add` in 100,000-ad batches; built if absent: 40 min
+for 1,000,000 ads on the shared 2-core machine, 25 s for 10,000) and copied to out/serve_bench, so
+the run never changes it. The ads checked and added are the corpus's next
+10,000 (`index_batch_N.parquet`), whose reposts partly sit in the index: the first half is checked
+one ad per request, the second half is added 1,000 ads per request (each round with fresh ad_ids, so
+a round is reposts of the last one).
+
+Steps, each bounded in requests and time (the machine is shared; the load average is recorded):
+1. start `jobdedup serve` on a free loopback port; time to ready, resident memory;
+2. sequential single-ad checks (one client, no writes): the service's own latency;
+3. `--clients` concurrent clients send `--requests` single-ad checks in total while one more client
+   adds `--add-batch`-ad batches back to back: end-to-end latency percentiles;
+4. `POST /v1/check` with 1,000 ads, `--batch-repeat` times: ads per second;
+5. resident memory (VmRSS and peak VmHWM of the service process).
+
+Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 --clients 8] [--write]
+(--size 10000 for a quick run; results also in out/serve_bench/results_N.json)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "out" / "serve_bench"
+COLUMNS = ("ad_id", "description", "title", "company", "location", "occupation", "contact", "url",
+           "posted_at", "source", "language")  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _memory(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM (peak) of a process, in MB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(("VmRSS", "VmHWM")):
+            name, value = line.split(":")
+            found[name] = round(int(value.split()[0]) / 1024, 1)
+    return found
+
+
+def _records(frame) -> list[dict]:
+    frame = frame.astype(object).where(frame.notna(), None)
+    return [{k: v for k, v in row.items() if k in COLUMNS} for row in frame.to_dict("records")]
+
+
+def _percentiles(seconds: list[float]) -> dict[str, float]:
+    ms = np.asarray(seconds) * 1000
+    if not len(ms):
+        return {}
+    return {
+        "n": len(ms),
+        "p50_ms": round(float(np.percentile(ms, 50)), 1),
+        "p90_ms": round(float(np.percentile(ms, 90)), 1),
+        "p99_ms": round(float(np.percentile(ms, 99)), 1),
+        "max_ms": round(float(ms.max()), 1),
+        "mean_ms": round(float(ms.mean()), 1),
+    }
+
+
+def run(args: argparse.Namespace) -> dict:
+    import httpx
+    import pandas as pd
+
+    from benchmarks.index_bench import build
+
+    index_path, batch_path, build_log = build(args.size, 10_000, args.build_batch)
+    OUT.mkdir(parents=True, exist_ok=True)
+    work = OUT / f"serve_{args.size}.jdx"
+    for leftover in OUT.glob(work.name + "*"):
+        leftover.unlink()
+    shutil.copy(index_path, work)
+    ads = pd.read_parquet(batch_path)
+    check_ads, add_ads = ads.iloc[:5000].reset_index(drop=True), ads.iloc[5000:].reset_index(drop=True)
+    singles = [json.dumps(r).encode() for r in _records(check_ads)]
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (OUT / "service.log").open("wb")
+    began = time.perf_counter()
+    service = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "serve", "--index", str(work), "--port", str(port), "--quiet"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    results: dict = {
+        "size": args.size,
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+        "load_before": os.getloadavg(),
+        "index_bytes": index_path.stat().st_size,
+        "index_build": {k: build_log.get(k) for k in ("build_batch", "build_seconds")},
+    }
+    try:
+        while True:
+            if service.poll() is not None:
+                raise SystemExit(f"service exited {service.returncode}; see {OUT / 'service.log'}")
+            try:
+                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        results["ready_seconds"] = round(time.perf_counter() - began, 1)
+        results["memory_at_start_mb"] = _memory(service.pid)
+        headers = {"Content-Type": "application/json"}
+        client = httpx.Client(base_url=url, headers=headers, timeout=600)
+        stats = client.get("/v1/stats").json()
+        results["index_ads"], results["keys_in_memory"] = stats["ads"], stats["service"]["keys_in_memory"]
+
+        # 2. sequential single-ad checks, no writes
+        sequential, decisions = [], {}
+        stop_at = time.monotonic() + args.max_seconds / 4
+        for body in singles[: args.sequential]:
+            t = time.perf_counter()
+            answer = client.post("/v1/check", content=body)
+            sequential.append(time.perf_counter() - t)
+            assert answer.status_code == 200, answer.text
+            decision = answer.json()["ads"][0]["decision"]
+            decisions[decision] = decisions.get(decision, 0) + 1
+            if time.monotonic() > stop_at:
+                break
+        results["sequential_check"] = _percentiles(sequential) | {"decisions": decisions}
+        print("sequential", results["sequential_check"], flush=True)
+
+        # 3. concurrent single-ad checks while another client adds batches
+        latencies: list[list[float]] = [[] for _ in range(args.clients)]
+        errors: list[str] = []
+        done = threading.Event()
+        next_request = iter(range(args.requests))
+        lock = threading.Lock()
+        deadline = time.monotonic() + args.max_seconds
+
+        def checker(k: int) -> None:
+            with httpx.Client(base_url=url, headers=headers, timeout=600) as own:
+                while time.monotonic() < deadline:
+                    with lock:
+                        i = next(next_request, None)
+                    if i is None:
+                        return
+                    t = time.perf_counter()
+                    answer = own.post("/v1/check", content=singles[(args.sequential + i) % len(singles)])
+                    latencies[k].append(time.perf_counter() - t)
+                    if answer.status_code != 200:
+                        errors.append(f"{answer.status_code} {answer.text[:200]}")
+
+        adds: list[dict] = []
+
+        def adder() -> None:
+            with httpx.Client(base_url=url, headers=headers, timeout=600) as own:
+                round_ = 0
+                while not done.is_set():
+                    for start in range(0, len(add_ads), args.add_batch):
+                        if done.is_set():
+                            return
+                        part = add_ads.iloc[start : start + args.add_batch].copy()
+                        part["ad_id"] = part["ad_id"] + f"~serve{round_}"
+                        t = time.perf_counter()
+                        answer = own.post("/v1/ads", json=_records(part))
+                        if answer.status_code != 200:
+                            errors.append(f"add {answer.status_code} {answer.text[:200]}")
+                            return
+                        adds.append({"seconds": time.perf_counter() - t, "added": answer.json()["added"]})
+                    round_ += 1
+
+        load_before = os.getloadavg()
+        writer = threading.Thread(target=adder, daemon=True)
+        if args.add_batch:
+            writer.start()
+        started = time.perf_counter()
+        workers = [threading.Thread(target=checker, args=(k,)) for k in range(args.clients)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        elapsed = time.perf_counter() - started
+        done.set()
+        writer.join(timeout=600)
+        every = [s for part in latencies for s in part]
+        results["concurrent_check"] = _percentiles(every) | {
+            "clients": args.clients,
+            "requests_asked": args.requests,
+            "seconds": round(elapsed, 1),
+            "checks_per_second": round(len(every) / elapsed, 1),
+            "adds_during": len(adds),
+            "ads_added_during": int(sum(a["added"] for a in adds)),
+            "add_seconds_median": round(float(np.median([a["seconds"] for a in adds])), 2) if adds else None,
+            "errors": errors[:5],
+            "load_average": [round(x, 2) for x in load_before],
+        }
+        print("concurrent", results["concurrent_check"], flush=True)
+
+        # 4. batch checks of 1,000 ads
+        batch_body = json.dumps(_records(check_ads.iloc[: args.batch_ads])).encode()
+        batch_seconds = []
+        for _ in range(args.batch_repeat):
+            t = time.perf_counter()
+            answer = client.post("/v1/check", content=batch_body)
+            batch_seconds.append(time.perf_counter() - t)
+            assert answer.status_code == 200, answer.text
+        median = float(np.median(batch_seconds))
+        results["batch_check"] = {
+            "ads": args.batch_ads,
+            "seconds": [round(s, 2) for s in batch_seconds],
+            "ads_per_second": round(args.batch_ads / median, 1),
+        }
+        print("batch", results["batch_check"], flush=True)
+        results["memory_at_end_mb"] = _memory(service.pid)
+        results["service_stats"] = client.get("/v1/stats").json()["service"]
+        results["load_after"] = os.getloadavg()
+    finally:
+        service.send_signal(signal.SIGTERM)
+        try:
+            service.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            service.kill()
+        log.close()
+    (OUT / f"results_{args.size}.json").write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def table(r: dict) -> str:
+    """The figures of one run as a Markdown table, beside issue 15's targets."""
+
+    def pct(p: dict) -> str:
+        return f"{p['p50_ms']} / {p['p90_ms']} / {p['p99_ms']} / {p['max_ms']} (n = {p['n']:,})" if p else "—"
+
+    load, seq, batch = r["concurrent_check"], r["sequential_check"], r["batch_check"]
+    memory = (
+        f"{r['memory_at_start_mb']['VmRSS']:,.0f} at start, {r['memory_at_end_mb']['VmRSS']:,.0f} at end, "
+        f"peak {r['memory_at_end_mb']['VmHWM']:,.0f}"
+    )
+    adds = f"{load['adds_during']} adds ({load['ads_added_during']:,} ads), median {load['add_seconds_median']} s each"
+    under_load = f"single-ad check, {load['clients']} clients while 1 client adds 1,000-ad batches: p50 / p90 / p99 / max ms"
+    batch_name = f"`POST /v1/check` of {batch['ads']:,} ads: ads/s (median of {len(batch['seconds'])})"
+    rows = [
+        ("single-ad check, 1 client, no writes: p50 / p90 / p99 / max ms", pct(seq), "—"),
+        (under_load, pct(load), "p50 ≤ 20, p99 ≤ 100"),
+        ("single-ad checks per second under that load", f"{load['checks_per_second']}", "—"),
+        ("adds during that load", adds, "—"),
+        (batch_name, f"{batch['ads_per_second']:,} ({batch['seconds']} s)", "≥ 2,000"),
+        ("service resident memory, MB", memory, "≤ 2,000"),
+        ("start to ready, s (keys decoded into memory)", f"{r['ready_seconds']}", "—"),
+    ]
+    index = f"Index of {r['index_ads']:,} ads ({r['index_bytes'] / 1e6:,.0f} MB), {r['keys_in_memory']:,} keys in memory"
+    lines = [f"{index}; load average {load['load_average']} at the load step.", "", "| measure | figure | target |"]
+    lines.append("|---|---|---|")
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=int, default=1_000_000, help="indexed ads (multiple of 10,000)")
+    parser.add_argument("--build-batch", type=int, default=100_000, help="ads per add when building the index")
+    parser.add_argument("--requests", type=int, default=5000, help="single-ad checks under load, in total")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent checking clients")
+    parser.add_argument("--sequential", type=int, default=200, help="single-ad checks from one client first")
+    parser.add_argument("--add-batch", type=int, default=1000, help="ads per add while checking (0: no adds)")
+    parser.add_argument("--batch-ads", type=int, default=1000, help="ads in one POST /v1/check")
+    parser.add_argument("--batch-repeat", type=int, default=3)
+    parser.add_argument("--max-seconds", type=float, default=1200, help="time limit of the load step")
+    parser.add_argument("--write", action="store_true", help="print a Markdown table for RESULTS.md")
+    args = parser.parse_args()
+    results = run(args)
+    text = table(results)
+    print(text)
+    if args.write:
+        header = (
+            f"\n## Service (`jobdedup serve`), {results['size']:,} indexed ads ({results['date']}, "
+            f"{results['machine']})\n\n"
+            f"`.venv/bin/python -m benchmarks.serve_bench --size {results['size']} --write`: one uvicorn process, "
+            "HTTP on loopback, clients in the benchmark's process (httpx).\n\n"
+        )
+        with open(ROOT / "benchmarks" / "RESULTS.md", "a", encoding="utf-8") as handle:
+            handle.write(header + text + "\n")
+
+
+if __name__ == "__main__":
+    main()

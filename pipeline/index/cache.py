@@ -1,0 +1,302 @@
+"""The index's key store held in memory, for a long-running process checking single ads.
+
+A batch `add` reads the whole key store once (it meets most of it anyway). A service answering one
+ad at a time cannot: at 1,000,000 indexed ads that is ~47 million entries, decoded in ~1 s per
+request. `KeyCache` keeps every key part decoded (sorted uint64 keys, int32 ids: 12 bytes an entry,
+~0.55 GB at 1,000,000 ads), the ad_id lists, the boilerplate and name vocabularies and the zstd
+dictionaries of one index file, shared by all connections of the process. `CachedSqliteStore` is a
+`SqliteStore` that answers `lookup` / `find_ads` (42 band keys + a few field keys → `searchsorted`
+in each run), `boilerplate`, `name_words`, ad_id and dictionary reads from that cache, and
+everything else (the candidate rows, their groups) from SQLite as before — so a check reads only
+the candidate rows.
+
+Staying current: every write transaction of any process bumps `meta.generation`
+(`SqliteStore.generation`). Each transaction of a `CachedSqliteStore` starts by reading it; if it
+differs from the cache's, the cache is brought to that state inside the same snapshot: key parts are
+immutable blobs (a merge writes new ones), so only parts not seen before are decoded and those gone
+are dropped. A view is consistent with the SQLite snapshot of the transaction that built it. Inside a
+write transaction the cache is used until the transaction's first write, then the store falls back
+to SQLite for the rest of it (what it wrote is not in the cache).
+
+Example:
+    >>> # cache = KeyCache()
+    >>> # with open_cached("ads.jdx", cache) as index:
+    >>> #     pairs, groups, merges = index.check(new_ads, model)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import zstandard
+
+from features.shingle_sets import sorted_member
+from pipeline.index.store import SPACE_AD_IDS, SPACE_KEYS, SqliteStore, decode_part
+
+VIEWS_KEPT = 3  # generations whose views stay (transactions that began before a commit still use theirs)
+
+# A key part is identified by its catalogue row; blobs are never rewritten in place.
+_PartId = tuple[int, int, int, int, int, int, int, int, int]
+
+
+@dataclass(frozen=True)
+class _Part:
+    first_key: int
+    last_key: int
+    keys: np.ndarray  # sorted uint64
+    ads: np.ndarray  # int32 (ids < 2^31) or int64
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.ads.nbytes)
+
+
+@dataclass(frozen=True)
+class CacheView:
+    """The index's keys and vocabularies as of one committed generation."""
+
+    generation: int
+    parts: dict[int, list[_Part]]  # by key space
+    removed: np.ndarray
+    boilerplate: np.ndarray
+    name_words: np.ndarray
+    spans: np.ndarray  # (first_id, n) of every ad_id list
+
+    @property
+    def entries(self) -> int:
+        return int(sum(len(p.keys) for parts in self.parts.values() for p in parts))
+
+
+class KeyCache:
+    """Decoded key parts, ad_id lists and dictionaries of one index file (thread-safe, shared)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._parts: dict[_PartId, _Part] = {}
+        self._views: OrderedDict[int, tuple[CacheView, frozenset[_PartId]]] = OrderedDict()
+        self._ad_ids: dict[int, np.ndarray] = {}
+        self._dictionaries: dict[int, bytes] = {}
+        self.refreshes = 0  # views built (for tests and stats)
+
+    def view(self, store: SqliteStore, generation: int) -> CacheView:
+        """The view of `generation`, built from `store` (which must be inside a transaction that
+        sees exactly that generation) if not held."""
+        with self.lock:
+            held = self._views.get(generation)
+            if held is not None:
+                self._views.move_to_end(generation)
+                return held[0]
+            view, ids = self._build(store, generation)
+            self._views[generation] = (view, ids)
+            while len(self._views) > VIEWS_KEPT:
+                self._views.popitem(last=False)
+            live = frozenset().union(*(kept for _, kept in self._views.values()))
+            for gone in set(self._parts) - live:
+                del self._parts[gone]
+            self.refreshes += 1
+            return view
+
+    def _build(self, store: SqliteStore, generation: int) -> tuple[CacheView, frozenset[_PartId]]:
+        db = store.db
+        catalogue = db.execute(
+            "SELECT space, run, part, level, n, first_key, last_key, min_ad, length(data) "
+            "FROM key_parts ORDER BY space, run, part"
+        ).fetchall()
+        parts: dict[int, list[_Part]] = {SPACE_KEYS: [], SPACE_AD_IDS: []}
+        for row in catalogue:
+            part_id: _PartId = tuple(int(v) for v in row)  # type: ignore[assignment]
+            if part_id not in self._parts:
+                space, run, number = part_id[:3]
+                first_key, min_ad = part_id[5], part_id[7]
+                blob = db.execute(
+                    "SELECT data FROM key_parts WHERE space = ? AND run = ? AND part = ?", (space, run, number)
+                ).fetchone()[0]
+                keys, ads = decode_part(blob, first_key, min_ad)
+                if len(ads) and int(ads.max()) < 2**31:
+                    ads = ads.astype(np.int32)
+                self._parts[part_id] = _Part(first_key, part_id[6], keys, ads)
+            parts.setdefault(part_id[0], []).append(self._parts[part_id])
+        spans = np.asarray(db.execute("SELECT first_id, n FROM ad_ids ORDER BY first_id").fetchall(), dtype=np.int64)
+        view = CacheView(
+            generation=generation,
+            parts=parts,
+            removed=SqliteStore._removed(store),
+            boilerplate=SqliteStore.boilerplate(store),
+            name_words=SqliteStore.name_words(store),
+            spans=spans.reshape(-1, 2),
+        )
+        return view, frozenset(tuple(int(v) for v in row) for row in catalogue)  # type: ignore[misc]
+
+    def ad_id_list(self, store: SqliteStore, first_id: int) -> np.ndarray:
+        """The ad_ids of the committed list starting at `first_id` (lists are never rewritten)."""
+        found = self._ad_ids.get(first_id)
+        if found is None:
+            import json
+
+            blob = store.db.execute("SELECT data FROM ad_ids WHERE first_id = ?", (first_id,)).fetchone()[0]
+            found = np.asarray(json.loads(zstandard.ZstdDecompressor().decompress(blob)), dtype=object)
+            self._ad_ids[first_id] = found
+        return found
+
+    def dictionary(self, store: SqliteStore, dict_id: int) -> bytes:
+        found = self._dictionaries.get(dict_id)
+        if found is None:
+            found = SqliteStore.dictionary(store, dict_id)
+            self._dictionaries[dict_id] = found
+        return found
+
+    def nbytes(self) -> int:
+        """Bytes held by decoded key parts (ad_id lists and dictionaries not counted)."""
+        with self.lock:
+            return sum(p.nbytes for p in self._parts.values())
+
+
+_WRITES = (
+    "set_meta",
+    "add_dictionary",
+    "insert_ads",
+    "update_rows",
+    "insert_groups",
+    "insert_keys",
+    "insert_big_keys",
+    "insert_boilerplate",
+    "insert_name_words",
+    "merge_groups",
+    "log_batch",
+    "remove_ads",
+)
+
+
+class CachedSqliteStore(SqliteStore):
+    """A `SqliteStore` that reads keys, vocabularies, ad_ids and dictionaries from a `KeyCache`.
+
+    Its connection may be used from any thread, one at a time (the service keeps a pool).
+    """
+
+    one_thread = False
+
+    def __init__(self, path: Path, cache: KeyCache, read_only: bool = False) -> None:
+        self.cache = cache
+        self._view: CacheView | None = None
+        super().__init__(Path(path), read_only=read_only)
+
+    # ---------------------------------------------------------------- transactions
+    @contextlib.contextmanager
+    def read(self) -> Iterator[None]:
+        self.db.execute("BEGIN")
+        try:
+            self._view = self.cache.view(self, self.generation())
+            yield
+        finally:
+            self._view = None
+            self.db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def write(self, timeout: float) -> Iterator[None]:
+        with super().write(timeout):
+            self._view = self.cache.view(self, self.generation())
+            try:
+                yield
+            finally:
+                self._view = None
+
+    def view(self) -> CacheView:
+        """The current committed view (a short read transaction; builds the view if needed)."""
+        with self.read():
+            assert self._view is not None
+            return self._view
+
+    # ---------------------------------------------------------------- reads from the cache
+    def _runs_lookup(self, space: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        view = self._view
+        if view is None:
+            return super()._runs_lookup(space, keys)
+        positions, ads = [], []
+        if len(keys):
+            for part in view.parts.get(space, []):
+                lo = np.searchsorted(keys, np.uint64(part.first_key), side="left")
+                hi = np.searchsorted(keys, np.uint64(part.last_key), side="right")
+                if lo == hi:
+                    continue
+                wanted = keys[lo:hi]
+                start = np.searchsorted(part.keys, wanted, side="left")
+                stop = np.searchsorted(part.keys, wanted, side="right")
+                count = stop - start
+                hit = np.flatnonzero(count)
+                if not len(hit):
+                    continue
+                start, count = start[hit], count[hit]
+                offsets = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+                positions.append(np.repeat(lo + hit, count))
+                ads.append(part.ads[np.repeat(start, count) + offsets].astype(np.int64))
+        if not positions:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        position, ad = np.concatenate(positions), np.concatenate(ads)
+        if len(view.removed):
+            live = ~sorted_member(ad, view.removed)
+            position, ad = position[live], ad[live]
+        return position, ad
+
+    def _removed(self) -> np.ndarray:
+        return self._view.removed if self._view is not None else super()._removed()
+
+    def boilerplate(self) -> np.ndarray:
+        return self._view.boilerplate if self._view is not None else super().boilerplate()
+
+    def name_words(self) -> np.ndarray:
+        return self._view.name_words if self._view is not None else super().name_words()
+
+    def dictionary(self, dict_id: int) -> bytes:
+        # Committed dictionaries never change; one read in a dirty write transaction may be new.
+        return self.cache.dictionary(self, dict_id) if self._view is not None else super().dictionary(dict_id)
+
+    def _ad_ids(self, ids: np.ndarray) -> np.ndarray:
+        view = self._view
+        if view is None:
+            return super()._ad_ids(ids)
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.empty(len(ids), dtype=object)
+        if not len(ids):
+            return out
+        spans = view.spans
+        which = np.searchsorted(spans[:, 0], ids, side="right") - 1 if len(spans) else np.full(len(ids), -1)
+        if (which < 0).any() or (ids >= spans[which, 0] + spans[which, 1]).any():
+            return super()._ad_ids(ids)  # not a committed id: let the store say so
+        for span in np.unique(which):
+            first = int(spans[span, 0])
+            mask = which == span
+            out[mask] = self.cache.ad_id_list(self, first)[ids[mask] - first]
+        return out
+
+
+def _falls_back(name: str) -> Any:
+    method = getattr(SqliteStore, name)
+
+    def write_method(self: CachedSqliteStore, *args: Any, **kwargs: Any) -> Any:
+        self._view = None  # what this transaction writes is not in the cache
+        return method(self, *args, **kwargs)
+
+    write_method.__name__ = name
+    write_method.__doc__ = method.__doc__
+    return write_method
+
+
+for _name in _WRITES:
+    setattr(CachedSqliteStore, _name, _falls_back(_name))
+
+
+def open_cached(path: str | Path, cache: KeyCache, *, timeout: float = 60.0, read_only: bool = False) -> Any:
+    """An `Index` over `path` whose store reads keys from `cache` (shared by every `open_cached` of it)."""
+    from pipeline.index.core import Index
+
+    return Index(CachedSqliteStore(Path(path), cache, read_only=read_only), timeout=timeout)
+
+
+__all__ = ["CacheView", "CachedSqliteStore", "KeyCache", "open_cached"]

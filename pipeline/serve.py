@@ -1,0 +1,586 @@
+"""`jobdedup serve`: an HTTP service over one index file (FastAPI on uvicorn).
+
+Endpoints (JSON in and out; `/openapi.json` describes them, no documentation page is served, so
+nothing is ever loaded from the internet):
+
+- `POST /v1/check` — one ad (an object) or a list of ads (contract columns): for each, its
+  duplicates among the indexed ads and the other ads of the request, the group it would join and the
+  decision. Nothing is written. `Index.check` underneath: the very matching of `index add`.
+- `POST /v1/ads` — add a batch exactly as `jobdedup index add` does (one transaction); returns every
+  ad's group and the merges.
+- `GET /v1/ads/{ad_id}`, `GET /v1/groups/{group_id}`, `DELETE /v1/ads/{ad_id}`, `GET /v1/stats`,
+  `GET /healthz`.
+
+Design: checks run on a small pool of read connections sharing one `KeyCache` (the index's band and
+field keys decoded in memory, so a check looks up its ~45 keys with `searchsorted` and reads only
+the candidate rows from SQLite). The cache follows every committed write, the service's own and
+other processes' (`meta.generation`). Writes go through one write connection, one at a time; a CLI
+`index add` on the same file is serialised with them by SQLite's write lock (waiting up to `--wait`
+seconds), and checks never wait for either: they read the last committed state (WAL).
+
+Security: binds 127.0.0.1 unless `--host` says otherwise. With `--token-file`, every request but
+`/healthz` needs `Authorization: Bearer <token>`; listening beyond loopback without a token file,
+the write endpoints refuse (403). Logs carry method, path, status, ad counts and times, never ad
+text (uvicorn's access log is off; request bodies and error details are not logged).
+
+Example:
+    jobdedup serve --index ads.jdx --port 8000 --token-file token.txt
+    curl -s -X POST localhost:8000/v1/check -H "Authorization: Bearer $(cat token.txt)" \\
+         -H 'Content-Type: application/json' -d '{"ad_id": "a1", "description": "..."}'
+"""
+
+# No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations (Request),
+# imported inside create_app so that other commands do not import the web framework.
+import argparse
+import contextlib
+import ctypes
+import hmac
+import ipaddress
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import JobdedupError
+from pipeline.io import ADS_COLUMNS
+
+MAX_ADS = 10_000
+MAX_BYTES = 20 * 1024 * 1024
+# A body over MAX_BYTES is read to its end (and dropped) up to this size, so that the client, still
+# sending, gets the 422 instead of a reset connection; beyond it the connection is closed.
+DRAIN_BYTES = 5 * MAX_BYTES
+READERS = 4  # read connections (checks in flight at once; more wait for a free one)
+STRING_FIELDS = ADS_COLUMNS  # every contract column is text (or null)
+log = logging.getLogger("jobdedup.serve")
+
+
+class BadInput(Exception):
+    """A request the service refuses with 422: which field, what is wrong, how to fix it."""
+
+    def __init__(self, field: str, error: str, fix: str) -> None:
+        super().__init__(error)
+        self.field, self.error, self.fix = field, error, fix
+
+
+# ---------------------------------------------------------------------- input
+def parse_ads(body: bytes) -> pd.DataFrame:
+    """The ads of a request body (one JSON object, or a list of them), validated.
+
+    Raises `BadInput` naming the first bad field (`ads[3].title`) and the fix.
+    """
+    if len(body) > MAX_BYTES:
+        raise _too_large(len(body))
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BadInput(
+            "body", f"not JSON ({type(error).__name__} at byte {getattr(error, 'pos', '?')})",
+            "send one ad as a JSON object, or a JSON array of ads, with Content-Type: application/json",
+        ) from None  # fmt: skip
+    single = isinstance(data, dict)
+    if isinstance(data, dict) and isinstance(data.get("ads"), list):
+        data, single = data["ads"], False  # {"ads": [...]} is accepted too
+    ads = [data] if single else data
+    name = (lambda i: "ad") if single else (lambda i: f"ads[{i}]")
+    if not isinstance(ads, list):
+        raise BadInput(
+            "body", f"a JSON {type(data).__name__}, not an ad or a list of ads",
+            'send {"ad_id": "...", "description": "..."} or a list of such objects',
+        )  # fmt: skip
+    if not ads:
+        raise BadInput("body", "the list of ads is empty", "send at least one ad")
+    if len(ads) > MAX_ADS:
+        raise BadInput(
+            "body", f"{len(ads)} ads in one request (at most {MAX_ADS:,})",
+            f"split the batch into requests of at most {MAX_ADS:,} ads",
+        )  # fmt: skip
+    seen: dict[str, int] = {}
+    for i, ad in enumerate(ads):
+        if not isinstance(ad, dict):
+            raise BadInput(name(i), f"a JSON {type(ad).__name__}, not an object", "send each ad as a JSON object")
+        ad_id = ad.get("ad_id")
+        if ad_id is None:
+            raise BadInput(f"{name(i)}.ad_id", "missing", "give every ad a non-empty string ad_id")
+        for column in STRING_FIELDS:
+            value = ad.get(column)
+            if value is not None and not isinstance(value, str):
+                fix = (
+                    "give every ad a non-empty string ad_id (quote numbers: \"7\")" if column == "ad_id"
+                    else f"send {column} as a JSON string (or null when unknown)"
+                )  # fmt: skip
+                raise BadInput(f"{name(i)}.{column}", f"a JSON {type(value).__name__}, not a string", fix)
+        if not ad_id.strip():
+            raise BadInput(f"{name(i)}.ad_id", "empty", "give every ad a non-empty string ad_id")
+        if "description" not in ad:
+            raise BadInput(
+                f"{name(i)}.description", "missing", 'send the ad text as description ("" or null if it has none)'
+            )
+        if ad_id in seen:
+            raise BadInput(
+                f"{name(i)}.ad_id", f"the same ad_id as ads[{seen[ad_id]}]", "give each ad of a request its own ad_id"
+            )
+        seen[ad_id] = i
+    columns = {c: [ad.get(c) for ad in ads] for c in ADS_COLUMNS}
+    return pd.DataFrame(columns, dtype=object)
+
+
+def _too_large(size: int) -> BadInput:
+    return BadInput(
+        "body", f"{size:,} bytes or more (at most {MAX_BYTES:,} per request)",
+        "send fewer or shorter ads per request (split the batch)",
+    )  # fmt: skip
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """JSON-ready rows: numpy scalars to Python, NaN/NA to None."""
+    clean = frame.astype(object).where(frame.notna(), None)
+    return [
+        {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
+        for row in clean.to_dict("records")
+    ]
+
+
+def check_response(result: Any, threshold: float) -> dict[str, Any]:
+    """The `/v1/check` answer from `Index.check`'s result: per ad its decision and duplicates."""
+    pairs = result.pairs
+    duplicates: dict[str, list[dict[str, Any]]] = {}
+    if len(pairs):
+        found = pairs[pairs["is_duplicate"].to_numpy(dtype=bool)]
+        for a, b, p, kind, in_index in zip(
+            found["ad_id_a"], found["ad_id_b"], found["probability"], found["dup_type"], found["b_in_index"]
+        ):
+            kind = None if pd.isna(kind) else str(kind)
+            entry = {"probability": round(float(p), 6), "dup_type": kind}
+            duplicates.setdefault(a, []).append({"ad_id": b, "in_index": bool(in_index), **entry})
+            if not in_index:
+                duplicates.setdefault(b, []).append({"ad_id": a, "in_index": False, **entry})
+    answers = []
+    for row in _records(result.groups):
+        ad_id = row["ad_id"]
+        found = sorted(duplicates.get(ad_id, []), key=lambda d: -d["probability"])
+        if row["status"] == "already_indexed":
+            decision = "already_indexed"
+        else:
+            decision = "duplicate" if row["group_size"] > 1 else "new"
+        answers.append({**row, "decision": decision, "duplicates": found})
+    return {"ads": answers, "merges": _records(result.merges), "threshold": threshold}
+
+
+# ---------------------------------------------------------------------- state
+class Service:
+    """The index, model and connections one service process works with.
+
+    Args:
+        index_path: the index file (created if absent).
+        model: a fitted `Deduplicator`.
+        token: the bearer token every request but /healthz needs (None: no auth).
+        writes_allowed: False when listening beyond loopback without a token (writes refused).
+        wait: seconds a write waits for another process writing to the index.
+        readers: read connections.
+    """
+
+    def __init__(
+        self,
+        index_path: Path,
+        model: Any,
+        token: str | None = None,
+        writes_allowed: bool = True,
+        wait: float = 60.0,
+        readers: int = READERS,
+    ) -> None:
+        from pipeline.index.cache import KeyCache, open_cached
+
+        self.index_path = Path(index_path)
+        self.model = model.with_config(show_progress=False)
+        # Checks: one thread each (a few ads: the second thread's wake-up costs more than it saves).
+        self.check_model = self.model.with_config(jobs=1)
+        self.token = token
+        self.writes_allowed = writes_allowed
+        self.cache = KeyCache()
+        self.writer = open_cached(self.index_path, self.cache, timeout=wait)
+        self.write_lock = threading.Lock()
+        self.pool: queue.Queue[Any] = queue.Queue()
+        for _ in range(readers):
+            self.pool.put(open_cached(self.index_path, self.cache))
+        self.started = time.time()
+        self.requests = 0
+
+    @contextmanager
+    def reader(self) -> Iterator[Any]:
+        index = self.pool.get()
+        try:
+            yield index
+        finally:
+            self.pool.put(index)
+
+    def warm_up(self) -> None:
+        """Load the keys into memory and run one check (compiled kernels loaded before the first request)."""
+        with self.reader() as index:
+            index.store.view()
+            index.check(
+                pd.DataFrame({"ad_id": ["\x00warm-up"], "description": ["warm up the kernels " * 5]}),
+                self.check_model,
+            )
+
+    def close(self) -> None:
+        self.writer.close()
+        while not self.pool.empty():
+            self.pool.get().close()
+
+
+# ---------------------------------------------------------------------- app
+def create_app(service: Service) -> Any:
+    """The FastAPI application over `service`."""
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+
+    from pipeline.index import IndexLockedError
+    from pipeline.index.core import Index
+    from pipeline.prepare import SMALL_BATCH  # fewer ads: checked on one thread (check_model)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        service.close()
+
+    app = FastAPI(
+        title="jobdedup",
+        version="1",
+        description="Duplicate job ads against a jobdedup index: check single ads, add batches, read groups.",
+        docs_url=None,  # the Swagger/ReDoc pages load scripts from a CDN: not served
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+
+    def error(status: int, message: str, fix: str, **extra: Any) -> JSONResponse:
+        return JSONResponse({"error": message, "fix": fix, **extra}, status_code=status)
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable) -> Any:
+        started = time.perf_counter()
+        path = request.url.path
+        if service.token is not None and path != "/healthz":
+            given = request.headers.get("authorization", "")
+            scheme, _, credential = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip(), service.token):
+                response = error(
+                    401, "missing or wrong bearer token", "send Authorization: Bearer <the token of --token-file>"
+                )
+                response.headers["WWW-Authenticate"] = "Bearer"
+                _log(request, response.status_code, started)
+                return response
+        if request.method in ("POST", "DELETE") and path.startswith("/v1/"):
+            declared = request.headers.get("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > DRAIN_BYTES:
+                bad = _too_large(int(declared))
+                response = error(422, bad.error, bad.fix, field=bad.field)
+                _log(request, response.status_code, started)
+                return response
+        try:
+            response = await call_next(request)
+        except Exception as failure:  # noqa: BLE001 - one line, no ad text, and keep serving
+            log.error("%s %s failed: %s", request.method, path, type(failure).__name__)
+            response = error(500, "internal error", "see the service log; the index is unchanged")
+        _log(request, response.status_code, started)
+        return response
+
+    async def read_body(request: Request) -> bytes:
+        """The body, counted as it streams (a Content-Length may be absent or wrong)."""
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size <= MAX_BYTES:
+                chunks.append(chunk)
+            elif size > DRAIN_BYTES:
+                break
+        if size > MAX_BYTES:
+            raise _too_large(size)
+        return b"".join(chunks)
+
+    @app.exception_handler(BadInput)
+    async def bad_input(request: Request, failure: BadInput) -> JSONResponse:
+        return error(422, failure.error, failure.fix, field=failure.field)
+
+    @app.exception_handler(JobdedupError)
+    async def refused(request: Request, failure: JobdedupError) -> JSONResponse:
+        status = 503 if isinstance(failure, IndexLockedError) else 422
+        return error(status, str(failure), "correct the request" if status == 422 else "try again later")
+
+    def writable() -> None:
+        if not service.writes_allowed:
+            raise PermissionError
+
+    @app.exception_handler(PermissionError)
+    async def forbidden(request: Request, failure: PermissionError) -> JSONResponse:
+        return error(
+            403, "write endpoints are off: the service listens beyond loopback without a token",
+            "restart it with --token-file, or bind it to 127.0.0.1",
+        )  # fmt: skip
+
+    ad_schema = {
+        "type": "object",
+        "required": ["ad_id", "description"],
+        "properties": {c: {"type": ["string", "null"]} for c in ADS_COLUMNS} | {"ad_id": {"type": "string"}},
+    }
+    body_schema = {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "oneOf": [ad_schema, {"type": "array", "items": ad_schema, "minItems": 1, "maxItems": MAX_ADS}]
+                    }
+                }
+            },
+        }
+    }
+
+    @app.post("/v1/check", openapi_extra=body_schema, summary="Check ads against the index (no writes)")
+    async def check(request: Request) -> Any:
+        ads = parse_ads(await read_body(request))
+        from starlette.concurrency import run_in_threadpool
+
+        model = service.check_model if len(ads) < SMALL_BATCH else service.model
+
+        def work() -> dict[str, Any]:
+            with service.reader() as index:
+                result = index.check(ads, model)
+            return check_response(result, float(service.model.threshold_))
+
+        answer = await run_in_threadpool(work)
+        request.state.ads = len(ads)
+        return answer
+
+    @app.post("/v1/ads", openapi_extra=body_schema, summary="Add a batch as `jobdedup index add` does")
+    async def add(request: Request) -> Any:
+        writable()
+        ads = parse_ads(await read_body(request))
+        from starlette.concurrency import run_in_threadpool
+
+        def work() -> dict[str, Any]:
+            with service.write_lock:
+                result = service.writer.add(ads, service.model)
+                _trim_heap()
+            info = result.report
+            return {
+                "ads": _records(result.groups),
+                "merges": _records(result.merges),
+                "added": int(info.get("new_ads", 0)),
+                "skipped": len(result.skipped),
+                "duplicate_pairs": int(info.get("duplicate_pairs", 0)),
+            }
+
+        request.state.ads = len(ads)
+        return await run_in_threadpool(work)
+
+    @app.get("/v1/ads/{ad_id:path}", summary="An indexed ad's group and the group's members")
+    def get_ad(ad_id: str) -> Any:
+        with service.reader() as index:
+            found = group_of_ad(index, ad_id)
+        if found is None:
+            return error(404, f"ad_id {ad_id!r} is not in the index", "add it with POST /v1/ads")
+        return found
+
+    @app.get("/v1/groups/{group_id:path}", summary="A group's members")
+    def get_group(group_id: str) -> Any:
+        with service.reader() as index:
+            found = group_by_name(index, group_id)
+        if found is None:
+            return error(404, f"no group {group_id!r} in the index", "take group ids from /v1/ads or /v1/check")
+        return found
+
+    @app.delete("/v1/ads/{ad_id:path}", summary="Remove an ad (its group keeps its id)")
+    def delete_ad(ad_id: str) -> Any:
+        writable()
+        with service.write_lock:
+            outcome = service.writer.remove([ad_id])
+        if outcome["removed"] == 0:
+            return error(404, f"ad_id {ad_id!r} is not in the index", "nothing to remove")
+        return {"ad_id": ad_id, **{k: int(v) for k, v in outcome.items()}}
+
+    @app.get("/v1/stats", summary="What the index holds, and the service's figures")
+    def stats() -> Any:
+        with service.reader() as index:
+            figures = Index.stats(index)
+            view = index.store.view()
+        figures["service"] = {
+            "generation": view.generation,
+            "keys_in_memory": view.entries,
+            "key_memory_bytes": service.cache.nbytes(),
+            "resident_bytes": _resident_bytes(),
+            "uptime_seconds": round(time.time() - service.started, 1),
+            "threshold": float(service.model.threshold_),
+        }
+        return figures
+
+    @app.get("/healthz", summary="Liveness (no token needed)")
+    def healthz() -> Any:
+        return {"status": "ok"}
+
+    return app
+
+
+def _log(request: Any, status: int, started: float) -> None:
+    ads = getattr(request.state, "ads", None)
+    log.info(
+        "%s %s %d%s %.1f ms",
+        request.method,
+        request.url.path,
+        status,
+        f" ads={ads}" if ads is not None else "",
+        (time.perf_counter() - started) * 1000,
+    )
+
+
+def _limit_heap_arenas() -> None:
+    """At most two glibc malloc arenas (by default each thread that allocates gets its own, up to 8
+    per core, and gives little back: the threadpool's checks and adds tripled the service's resident
+    memory over a 15-minute load at 1,000,000 ads). No-op off glibc."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX
+
+
+def _trim_heap() -> None:
+    """Give freed heap pages back to the system (an add frees hundreds of MB). No-op off glibc."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _resident_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as handle:
+            import os
+
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# ---------------------------------------------------------------------- reads for the endpoints
+def group_of_ad(index: Any, ad_id: str) -> dict[str, Any] | None:
+    """{ad_id, group_id, group_size, members} of an indexed ad, or None."""
+    store = index.store
+    with store.read():
+        found = store.find_ads([ad_id])
+        if not len(found):
+            return None
+        gid = int(found["gid"].iloc[0])
+        return _group(store, gid) | {"ad_id": ad_id}
+
+
+def group_by_name(index: Any, group_id: str) -> dict[str, Any] | None:
+    """{group_id, group_size, members} of a group, or None (also for a group merged into another)."""
+    store = index.store
+    with store.read():
+        row = store.db.execute("SELECT gid FROM groups WHERE name = ?", (group_id,)).fetchone()
+        if row is None:
+            founder = store.find_ads([group_id])
+            founder = founder[founder["id"] == founder["gid"]]
+            if not len(founder):
+                return None
+            gid = int(founder["gid"].iloc[0])
+        else:
+            gid = int(row[0])
+        found = _group(store, gid)
+        return found if found["group_size"] else None
+
+
+def _group(store: Any, gid: int) -> dict[str, Any]:
+    members = store.group_members(np.asarray([gid], dtype=np.int64))["id"].to_numpy()
+    name = store.group_names(np.asarray([gid], dtype=np.int64)).get(gid)
+    return {
+        "group_id": name,
+        "group_size": len(members),
+        "members": sorted(store._ad_ids(np.sort(members)).tolist()),
+    }
+
+
+# ---------------------------------------------------------------------- command line
+def add_serve_parser(commands: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Register `jobdedup serve`."""
+    serve = commands.add_parser(
+        "serve",
+        help="HTTP service over an index: check single ads in milliseconds, add batches, read groups",
+        description="Serves POST /v1/check (no writes), POST /v1/ads (as `index add`), GET /v1/ads/{ad_id}, "
+        "GET /v1/groups/{group_id}, DELETE /v1/ads/{ad_id}, GET /v1/stats, GET /healthz and /openapi.json. "
+        "Binds 127.0.0.1 unless --host says otherwise; with --token-file every request but /healthz needs "
+        "'Authorization: Bearer TOKEN', and beyond loopback the write endpoints need it. Logs never hold ad text.",
+    )
+    serve.add_argument("--index", type=Path, required=True, help="index file (created if absent)")
+    serve.add_argument("--model", type=Path, default=None, help="model file (default: the bundled model)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    serve.add_argument("--token-file", type=Path, default=None, help="file holding the bearer token")
+    serve.add_argument(
+        "--wait", type=float, default=60.0, metavar="SECONDS",
+        help="how long a write waits for another process writing to the index (default 60)",
+    )  # fmt: skip
+    common(serve)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address or name (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: Path) -> str:
+    """The token in `path` (surrounding whitespace dropped); refuses a missing or empty file."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as failure:
+        raise JobdedupError(f"{path}: cannot read the token file ({failure.strerror}); give a readable file") from None
+    if not token or any(c.isspace() for c in token):
+        raise JobdedupError(f"{path}: the token file must hold one token without spaces; write one into it")
+    return token
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run `jobdedup serve` until interrupted."""
+    import uvicorn
+
+    from pipeline.model_files import model_from_args
+
+    _limit_heap_arenas()
+    token = read_token(args.token_file) if args.token_file else None
+    loopback = is_loopback(args.host)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if not loopback and token is None:
+        log.warning("listening on %s without --token-file: write endpoints are off", args.host)
+    model = model_from_args(args)
+    service = Service(args.index, model, token=token, writes_allowed=loopback or token is not None, wait=args.wait)
+    started = time.perf_counter()
+    service.warm_up()
+    log.info(
+        "index %s: %d keys in memory (%.0f MB), ready in %.1f s",
+        args.index,
+        service.writer.store.view().entries,
+        service.cache.nbytes() / 1e6,
+        time.perf_counter() - started,
+    )
+    config = uvicorn.Config(
+        create_app(service),
+        host=args.host,
+        port=args.port,
+        access_log=False,  # our own one-line log, without query strings or bodies
+        log_level="info" if not args.quiet else "warning",
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    return 0
+
+
+__all__ = ["Service", "add_serve_parser", "check_response", "cmd_serve", "create_app", "parse_ads"]
