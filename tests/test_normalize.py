@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from features import normalize
+from features.normalize import contacts, domains, phones, text
 from features.normalize import (
     JOB_BOARD_DOMAINS,
     extract_contacts,
@@ -312,9 +312,9 @@ def test_extract_domains() -> None:
 @pytest.mark.parametrize(
     ("python", "re2"),
     [
-        (r"\s", normalize._RE2_SPACE),
-        (r"\d", f"[{normalize._RE2_DIGITS}]"),
-        (normalize._INVISIBLE_RE.pattern, normalize._RE2_INVISIBLE),
+        (r"\s", contacts._RE2_SPACE),
+        (r"\d", f"[{contacts._RE2_DIGITS}]"),
+        (text._INVISIBLE_RE.pattern, contacts._RE2_INVISIBLE),
         ("(?i)[aä]", "[aAäÄ]"),  # the letters of "(at)" / "(ät)" in `_RE2_OBFUSCATED_AT`
         ("(?i)t", "[tT]"),
         ("(?i)w", "[wW]"),  # "www." in `_RE2_MAY_HAVE_DOMAINS`
@@ -345,10 +345,10 @@ _SCAN_PIECES = st.sampled_from(
 
 
 def _scans_agree(text: str) -> None:
-    assert normalize._url_hosts(text) == [m.group(1) for m in normalize._URL_HOST_RE.finditer(text)]
-    phones = [m.span() for m in normalize._PHONE_RE.finditer(text)]
-    assert [m.span() for m in normalize._phone_matches(text)] == phones
-    assert normalize._has_obfuscated_at(text) == bool(normalize._OBFUSCATED_AT_RE.search(text))
+    assert domains._url_hosts(text) == [m.group(1) for m in domains._URL_HOST_RE.finditer(text)]
+    spans = [m.span() for m in phones._PHONE_RE.finditer(text)]
+    assert [m.span() for m in phones._phone_matches(text)] == spans
+    assert contacts._has_obfuscated_at(text) == bool(contacts._OBFUSCATED_AT_RE.search(text))
 
 
 @pytest.mark.parametrize("text", _SCAN_TEXTS)
