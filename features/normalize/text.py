@@ -9,6 +9,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+import ftfy
 import pandas as pd
 
 from features.normalize.unique import _check_series, _map_unique
@@ -85,22 +86,13 @@ _TECH_TOKENS = [
     (".net", re.compile(r"(?<![\w.])\.net\b"), " dotnet "),
     ("dot", re.compile(r"\bdot\s?net\b"), " dotnet "),
 ]
-# Text that was UTF-8 decoded as cp1252/latin-1 ("NestlÃ©", "â€™").
-_MOJIBAKE_RE = re.compile(
-    "[\u00c2\u00c3\u00c5\u00e2][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178"
-    "\u017d\u017e\u0192\u02c6\u02dc\u2013-\u203a\u20ac\u2122]"
-)
 
 
 def _fix_mojibake(text: str) -> str:
-    if not _MOJIBAKE_RE.search(text):
-        return text
-    for codec in ("cp1252", "latin-1"):
-        try:
-            return text.encode(codec).decode("utf-8")
-        except UnicodeError:
-            continue
-    return text
+    """Text that was UTF-8 decoded as cp1252, latin-1 or another single-byte code ("NestlÃ©",
+    "â€™", "Ã¼ber") decoded again, by ftfy's `fix_encoding`, whose badness heuristic leaves
+    real text in any script as it is."""
+    return ftfy.fix_encoding(text)
 
 
 def _preclean(text: str) -> str:
