@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import cleanco.clean
 import pandas as pd
 
 from features.normalize.text import (
@@ -38,22 +39,46 @@ _LEGAL_CUT = frozenset(
     "ltd limited plc llc llp lllp pllc inc incorporated corp corporation gmbh mbh gesmbh kgaa bv "
     "sarl sasu eurl srl spzoo pvt pty pte oyj bhd sdn ulc ltee ltda ug בעמ".split()
 )
-# Short forms that are also ordinary words: removed only at the end of the name.
-_LEGAL_TRAILING = (
+# Short forms that are also ordinary words: removed only at the end of the name. Ours (cleanco's
+# list lacks בע"מ, ULC/Ltée, UG, mbH, GesmbH, Pty, Pvt, Sdn, and "group"/"holding(s)"/"branch"),
+# then every form of cleanco's maintained list (`_cleanco_forms`).
+_OWN_TRAILING = (
     frozenset(
         "co cos company ag kg se sa sas as asa ab oy nv spa sl lp pc ev eg og kft cv vof private "
         "group holding holdings and und et plc aor dutch branch ער".split()
     )
     | _LEGAL_CUT
 )
-# Country/region words at the end: "The Works UK", "MBE - Netherlands", "Amazon ... EMEA".
+
+
+def _legal_key(form: str) -> str:
+    """A legal form written as in a name ("S. de R.L.", "sp. z o.o.") as the words of its key."""
+    text = _preclean(form)
+    if _SPECIAL_LEGAL_HINT_RE.search(text):
+        for pattern, repl in _SPECIAL_LEGAL:
+            text = pattern.sub(repl, text)
+    return _key(_DOTTED_ABBR_RE.sub(lambda m: m.group(1).replace(".", ""), text))
+
+
+def _cleanco_forms() -> tuple[frozenset[str], tuple[tuple[str, ...], ...]]:
+    """cleanco's legal forms (321 of 80 countries) as keys: one-word forms, and longer ones
+    ("s de rl", "sdn bhd", "sa de cv") longest first."""
+    keys = {_legal_key(form) for form in cleanco.clean.get_unique_terms()} - {""}
+    multi = sorted({tuple(k.split()) for k in keys if " " in k}, key=lambda words: (-len(words), words))
+    return frozenset(k for k in keys if " " not in k), tuple(multi)
+
+
+_CLEANCO_WORDS, _LEGAL_PHRASES = _cleanco_forms()
+_LEGAL_TRAILING = _OWN_TRAILING | _CLEANCO_WORDS
 LEGAL_FORM_WORDS = _LEGAL_TRAILING
 """Words of legal forms that normalised company names drop ("gmbh", "ltd", "inc", "bv", "ag", ...)."""
+# Country/region words at the end: "The Works UK", "MBE - Netherlands", "Amazon ... EMEA".
 _COMPANY_TRAILING_GEO = frozenset(
     "uk usa emea europe eu india germany deutschland netherlands nederland israel canada france "
     "austria osterreich schweiz switzerland international".split()
 )
 _COMPANY_LEADING = frozenset({"the", "het"})
+_PHRASE_ENDS = frozenset(p[-1] for p in _LEGAL_PHRASES)
 
 
 def _company_words(key: str) -> str:
@@ -66,9 +91,21 @@ def _company_words(key: str) -> str:
         if words[i] in _LEGAL_CUT:
             words = words[:i]
             break
-    while len(words) > 1 and (words[-1] in _LEGAL_TRAILING or words[-1] in _COMPANY_TRAILING_GEO):
-        words = words[:-1]
+    while len(words) > 1:
+        if words[-1] in _LEGAL_TRAILING or words[-1] in _COMPANY_TRAILING_GEO:
+            words = words[:-1]
+        elif phrase := _trailing_phrase(words):
+            words = words[: -len(phrase)]
+        else:
+            break
     return " ".join(words)
+
+
+def _trailing_phrase(words: list[str]) -> tuple[str, ...] | None:
+    """The longest multi-word legal form ("s de rl") the name ends with, leaving a word before it."""
+    if words[-1] not in _PHRASE_ENDS:
+        return None
+    return next((p for p in _LEGAL_PHRASES if len(words) > len(p) and tuple(words[-len(p) :]) == p), None)
 
 
 def _company(text: str) -> str | None:
@@ -84,7 +121,8 @@ def _company(text: str) -> str | None:
 def normalize_company(s: pd.Series) -> pd.Series:
     """Company key: text key without legal forms, a leading "the" or trailing country words.
 
-    Legal forms of many countries are removed: ltd/limited/plc/llp (UK), inc/llc/corp (US),
+    Legal forms of many countries are removed (ours and cleanco's maintained list of 80
+    countries' forms): ltd/limited/plc/llp (UK), inc/llc/corp (US),
     pvt/private limited (IN), gmbh/ag/kg/& co. kg/e.v./gesmbh (DE, AT), b.v./n.v. (NL),
     sa/sas/sarl (FR), srl/spa (IT), ab/as/oy (Nordics), pty (AU), בע"מ (IL), ... A form after
     the first word ends the name ("Amazon Web Services EMEA SARL, Dutch Branch" -> "amazon web
