@@ -8,6 +8,7 @@ import functools
 import re
 
 import pandas as pd
+import tldextract
 
 from features.normalize.contacts import (
     _FILE_TLDS,
@@ -79,11 +80,11 @@ GENERIC_DOMAINS: frozenset[str] = frozenset(
 )
 _NON_EMPLOYER_DOMAINS = JOB_BOARD_DOMAINS | FREE_MAIL_DOMAINS | GENERIC_DOMAINS
 
-# Second-level labels under which registrations happen ("acme.co.uk", "acme.com.au", "tau.ac.il").
-_PUBLIC_SECOND_LEVEL = frozenset(
-    "co com org net ac gov edu ltd plc nhs gc gv or ne sch mil nic res gen".split()
-)
-_TWO_LABEL_SUFFIXES = frozenset({"github.io", "herokuapp.com", "azurewebsites.net", "blogspot.com", "co.com"})
+# The Public Suffix List (ICANN and private sections: "co.uk", "com.au", "ac.il", "github.io",
+# "blogspot.com") as bundled with tldextract. No suffix-list URLs and no cache directory: it never
+# fetches over the network or writes to disk, and gives the same answer on every machine.
+SUFFIX_LIST = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), include_psl_private_domains=True)
+"""The offline public-suffix extractor (`tldextract.TLDExtract`) behind `registrable_domain`."""
 _URL_HOST_RE = re.compile(
     r"(?:\b(?:https?|ftp)://(?:[^\s/@<>\"']*@)?|(?<![\w.@-])(?=www\.))"
     r"((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})(?![a-z0-9-])",
@@ -111,16 +112,19 @@ def _url_hosts(text: str) -> list[str]:
     return hosts
 
 
-def _registrable(host: str) -> str | None:
-    labels = host.lower().strip(".").split(".")
-    if len(labels) < 2 or labels[-1] in _FILE_TLDS:
+def registrable_domain(host: str) -> str | None:
+    """The registrable domain of a host name by the Public Suffix List: the public suffix and one
+    label more ("careers.acme.co.uk" -> "acme.co.uk"); None for a bare suffix, an unknown top-level
+    domain or a file name ("logo.png").
+
+    Example:
+        >>> [registrable_domain(h) for h in ("jobs.tau.ac.il", "acme.github.io", "a.b.zz")]
+        ['tau.ac.il', 'acme.github.io', None]
+    """
+    host = host.lower().strip(".")
+    if "." not in host or host.rsplit(".", 1)[1] in _FILE_TLDS:
         return None
-    n = 2
-    if len(labels) >= 3 and (
-        labels[-2] in _PUBLIC_SECOND_LEVEL or ".".join(labels[-2:]) in _TWO_LABEL_SUFFIXES
-    ):
-        n = 3
-    return ".".join(labels[-n:])
+    return SUFFIX_LIST(host).top_domain_under_public_suffix or None
 
 
 def _is_non_employer(domain: str) -> bool:
@@ -134,7 +138,7 @@ def _employer_domain(host: str) -> str | None:
 
     Cached: the same few thousand hosts recur in every batch of ads.
     """
-    dom = _registrable(host)
+    dom = registrable_domain(host)
     return dom if dom and not _is_non_employer(host.lower()) and not _is_non_employer(dom) else None
 
 
@@ -159,9 +163,9 @@ def _domains(contact: _Contact) -> tuple[str, ...] | None:
 def extract_domains(s: pd.Series) -> pd.Series:
     """Registrable employer domains from URLs and e-mail addresses in free text.
 
-    "https://careers.acme.co.uk/job/1" and "jobs@acme.co.uk" both give "acme.co.uk" (second-level
-    suffixes such as co.uk, com.au, co.il, co.in, org.uk, ac.uk are handled). Domains in
-    `JOB_BOARD_DOMAINS`, `FREE_MAIL_DOMAINS` and `GENERIC_DOMAINS` (and their subdomains) are
+    "https://careers.acme.co.uk/job/1" and "jobs@acme.co.uk" both give "acme.co.uk" (the public
+    suffix by the Public Suffix List, see `registrable_domain`; a host under no known suffix gives
+    none). Domains in `JOB_BOARD_DOMAINS`, `FREE_MAIL_DOMAINS` and `GENERIC_DOMAINS` (and their subdomains) are
     dropped, so a board's URL never counts as the employer's contact.
 
     Returns:
