@@ -28,10 +28,13 @@ from features.normalize.domains import (
     FREE_MAIL_DOMAINS,
     GENERIC_DOMAINS,
     JOB_BOARD_DOMAINS,
+    SUFFIX_LIST,
     extract_domains,
+    registrable_domain,
 )
-from features.normalize.locations import location_and_city, location_city, normalize_location
+from features.normalize.locations import location_and_city, location_city, location_parts, normalize_location
 from features.normalize.phones import extract_phones
+from features.normalize.regions import ad_regions
 from features.normalize.text import normalize_occupation, normalize_text_key
 from features.normalize.titles import normalize_title
 
@@ -40,15 +43,19 @@ __all__ = [
     "GENERIC_DOMAINS",
     "JOB_BOARD_DOMAINS",
     "LEGAL_FORM_WORDS",
+    "SUFFIX_LIST",
+    "ad_regions",
     "extract_contacts",
     "extract_domains",
     "extract_emails",
     "extract_phones",
     "location_and_city",
     "location_city",
+    "location_parts",
     "normalize_company",
     "normalize_location",
     "normalize_occupation",
     "normalize_text_key",
     "normalize_title",
+    "registrable_domain",
 ]

@@ -19,12 +19,16 @@ from features.normalize.phones import _phones
 from features.normalize.unique import _check_series
 
 
-def extract_contacts(contact: pd.Series, description: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+def extract_contacts(
+    contact: pd.Series, description: pd.Series, regions: pd.Series | None = None
+) -> tuple[pd.Series, pd.Series, pd.Series]:
     """`extract_emails`, `extract_phones` and `extract_domains` of ``contact + "\\n" + description``.
 
     Missing parts read as "". The texts are not joined where the contact is empty: there every
     pre-check gives the same answer on the description as on "\\n" + description (and a missing
     description leaves "\\n", in which nothing is found).
+
+    `regions` are the ads' countries for reading national phone numbers (see `extract_phones`).
 
     Returns:
         (emails, phones, domains), object Series indexed like `contact`.
@@ -41,5 +45,7 @@ def extract_contacts(contact: pd.Series, description: pd.Series) -> tuple[pd.Ser
     rows = np.flatnonzero(checks[:, 0])
     heads = _arrow_text(head).take(rows).to_pylist()
     texts = [h + "\n" + (b or "") for h, b in zip(heads, bodies.take(rows).to_pylist())]
-    emails, phones, domains = _contact_series(texts, rows, checks[rows], [_emails, _phones, _domains], head)
+    emails, phones, domains = _contact_series(
+        texts, rows, checks[rows], [_emails, _phones, _domains], head, regions
+    )
     return emails, phones, domains

@@ -56,8 +56,9 @@ _RE2_INVISIBLE = f"[{_INVISIBLE}]"  # NFKC never makes these, so a text without 
 class _Contact:
     """One distinct contact text; its cleaned form and e-mail addresses are computed on first use."""
 
-    def __init__(self, raw: str, phone_hint: bool, invisible: bool) -> None:
+    def __init__(self, raw: str, phone_hint: bool, invisible: bool, region: str | None = None) -> None:
         self.raw = raw
+        self.region = region  # the ad's country (ISO 3166 alpha-2) if known: phone numbers' default
         self.phone_hint = phone_hint  # whether `raw` matches `_RE2_PHONE_HINT`
         self.invisible = invisible  # whether `raw` holds `_INVISIBLE` characters
         self._clean: str | None = None
@@ -106,25 +107,42 @@ def _contact_checks(texts: pa.Array, pattern: str) -> np.ndarray:
 
 
 def _contact_series(
-    texts: list[str], rows: np.ndarray, checks: np.ndarray, extractors: list[_Extractor], s: pd.Series
+    texts: list[str],
+    rows: np.ndarray,
+    checks: np.ndarray,
+    extractors: list[_Extractor],
+    s: pd.Series,
+    regions: pd.Series | None = None,
 ) -> list[pd.Series]:
     """Per extractor, a Series like `s` with its results for `texts` at `rows` (NA elsewhere).
 
-    `checks` are the texts' `_contact_checks`; each distinct text is looked at once.
+    `checks` are the texts' `_contact_checks`; `regions` (aligned to `s`, NA allowed) the ads'
+    countries. Each distinct (text, region) is looked at once.
     """
     results = [np.full(len(s), pd.NA, dtype=object) for _ in extractors]
-    done: dict[str, list[tuple[str, ...] | None]] = {}
-    for row, text, (_, phone_hint, invisible) in zip(rows, texts, checks):
-        if (found := done.get(text)) is None:
-            contact = _Contact(text, phone_hint, invisible)
-            found = done[text] = [extract(contact) for extract in extractors]
+    done: dict[tuple[str, str | None], list[tuple[str, ...] | None]] = {}
+    region_of = _regions_at(regions, rows)
+    for row, text, region, (_, phone_hint, invisible) in zip(rows, texts, region_of, checks):
+        if (found := done.get((text, region))) is None:
+            contact = _Contact(text, phone_hint, invisible, region)
+            found = done[text, region] = [extract(contact) for extract in extractors]
         for out, items in zip(results, found):
             if items is not None:
                 out[row] = items
     return [pd.Series(out, index=s.index, dtype=object, name=s.name) for out in results]
 
 
-def _map_contacts(s: pd.Series, extractors: list[_Extractor], pattern: str) -> list[pd.Series]:
+def _regions_at(regions: pd.Series | None, rows: np.ndarray) -> list[str | None]:
+    """The region of each of `rows` (None where unknown, or for all when `regions` is None)."""
+    if regions is None:
+        return [None] * len(rows)
+    values = regions.to_numpy(dtype=object)[rows]
+    return [v if isinstance(v, str) else None for v in values]
+
+
+def _map_contacts(
+    s: pd.Series, extractors: list[_Extractor], pattern: str, regions: pd.Series | None = None
+) -> list[pd.Series]:
     """`extractors` applied to each distinct text of `s` that RE2 `pattern` matches; NA elsewhere.
 
     `pattern` must match every text in which an extractor can find something.
@@ -132,7 +150,7 @@ def _map_contacts(s: pd.Series, extractors: list[_Extractor], pattern: str) -> l
     texts = _arrow_text(s)
     checks = _contact_checks(texts, pattern)
     rows = np.flatnonzero(checks[:, 0])
-    return _contact_series(texts.take(rows).to_pylist(), rows, checks[rows], extractors, s)
+    return _contact_series(texts.take(rows).to_pylist(), rows, checks[rows], extractors, s, regions)
 
 
 def _find_all(text: str, sub: str) -> list[int]:

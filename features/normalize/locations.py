@@ -102,6 +102,16 @@ _COUNTRIES = _table(
     "japan|jp=japan;china|cn=china;greece|gr=greece;romania|ro=romania"
 )
 _COUNTRY_CODES = frozenset(k for k in _COUNTRIES if len(k) == 2)
+# ISO 3166 alpha-2 code of each country name above (the phone parser's default region).
+_COUNTRY_ISO = dict(
+    pair.split("=")
+    for pair in (
+        "united states=US;united kingdom=GB;netherlands=NL;germany=DE;austria=AT;israel=IL;india=IN;"
+        "canada=CA;france=FR;belgium=BE;switzerland=CH;ireland=IE;spain=ES;italy=IT;poland=PL;"
+        "portugal=PT;sweden=SE;denmark=DK;norway=NO;finland=FI;luxembourg=LU;czechia=CZ;australia=AU;"
+        "singapore=SG;new zealand=NZ;mexico=MX;brazil=BR;japan=JP;china=CN;greece=GR;romania=RO"
+    ).split(";")
+)
 
 _CITY_ALIASES = _table(
     "münchen|muenchen=munich;köln|koeln=cologne;nürnberg|nuernberg=nuremberg;"
@@ -182,8 +192,8 @@ def _canonical_part(part: str) -> str:
     return " ".join(words)
 
 
-def _parse_location(text: str) -> tuple[str | None, str | None]:
-    """(canonical location, most specific place) of one raw location string."""
+def _parse_location(text: str) -> tuple[str | None, str | None, str | None]:
+    """(canonical location, most specific place, country name) of one raw location string."""
     text = _preclean(text)
     if "(" in text or "[" in text:
         text = _PAREN_RE.sub(" ", text)
@@ -246,9 +256,9 @@ def _parse_location(text: str) -> tuple[str | None, str | None]:
     parts = [p for i, p in enumerate(parts) if p not in parts[:i]]  # "London, London"
 
     if not parts:
-        return ("remote" if remote else country), None
+        return ("remote" if remote else country), None, country
     city = None if region_only else parts[0]
-    return " ".join(parts), city
+    return " ".join(parts), city, country
 
 
 def normalize_location(s: pd.Series) -> pd.Series:
@@ -286,8 +296,21 @@ def location_city(s: pd.Series) -> pd.Series:
 
 def location_and_city(s: pd.Series) -> tuple[pd.Series, pd.Series]:
     """`normalize_location` and `location_city` of `s`, parsing each distinct location once."""
-    codes, results = _unique_results(_check_series(s, "location_and_city"), _parse_location)
+    location, city, _ = location_parts(s)
+    return location, city
+
+
+def location_parts(s: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """`normalize_location`, `location_city` and the country written in the location (ISO 3166
+    alpha-2: "GB", "NL", "US"; NA when none is written), parsing each distinct location once.
+
+    Example:
+        >>> location_parts(pd.Series(["Amsterdam, NH, NL", "London, England, UK", "Dallas, TX"]))[2].tolist()
+        ['NL', 'GB', <NA>]
+    """
+    codes, results = _unique_results(_check_series(s, "location_parts"), _parse_location)
     return (
-        _broadcast([loc for loc, _ in results], codes, s, "string"),
-        _broadcast([city for _, city in results], codes, s, "string"),
+        _broadcast([loc for loc, _, _ in results], codes, s, "string"),
+        _broadcast([city for _, city, _ in results], codes, s, "string"),
+        _broadcast([_COUNTRY_ISO.get(country or "") for _, _, country in results], codes, s, "string"),
     )

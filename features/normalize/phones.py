@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 import pandas as pd
+import phonenumbers
 
 from features.normalize.contacts import (
     _RE2_PHONE_HINT,
@@ -18,30 +19,12 @@ from features.normalize.unique import _check_series
 _PHONE_RE = re.compile(r"(?<![\w.,/£$€+-])(?:\+|\(\s*\+)?\(?\d[\d ().\-/\u00a0]{6,22}\d(?!\d)")
 _DATE_LIKE_RE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$|^\d{1,2}[./-]\d{4}\b")
 _NANP_RE = re.compile(r"^\(?[2-9]\d{2}\)?[\s.-]*[2-9]\d{2}[\s.-]+\d{4}$")
-_PHONE_KEY_DIGITS = 9
+_NON_DIGIT_RE = re.compile(r"\D")
 _TRUNK_IN_BRACKETS_RE = re.compile(r"(?<=\d)\s*\(0\)\s*")  # "+43 (0) 5242 ..." -> "+43 5242 ..."
 # The digits part of a `_PHONE_RE` match lies in one match of this (first to last digit of a run),
 # the part before it ("+", "(", white space) in the `_PHONE_LEAD` or space characters just before.
 _PHONE_CORE_RE = re.compile(r"\d[\d ().\-/\u00a0]{6,}\d")
 _PHONE_LEAD = frozenset("+(")
-
-
-# ITU country codes: 1 and 7 have one digit, these have two, all others three.
-_TWO_DIGIT_COUNTRY_CODES = frozenset(
-    "20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 "
-    "81 82 84 86 90 91 92 93 94 95 98".split()
-)
-
-
-def _national_number(digits: str, international: bool) -> str:
-    """Drop the international prefix and country code, or the trunk 0: "+43 5242..." = "05242..."."""
-    if international:
-        digits = digits[2:] if digits.startswith("00") else digits
-        cc = 1 if digits[0] in "17" else 2 if digits[:2] in _TWO_DIGIT_COUNTRY_CODES else 3
-        return digits[cc:].lstrip("0") or digits
-    if len(digits) == 11 and digits[0] == "1":  # 1-703-218-6000
-        return digits[1:]
-    return digits.lstrip("0") or digits
 
 
 def _phone_matches(text: str) -> Iterator[re.Match[str]]:
@@ -55,6 +38,48 @@ def _phone_matches(text: str) -> Iterator[re.Match[str]]:
         end = core.end()
 
 
+def _written_as_phone(cand: str, digits: str, international: bool) -> bool:
+    """Whether a candidate is written the way phone numbers are: international, with a trunk "0" or
+    North American 3-3-4; not a date, not 8+ digits of only one or two kinds (00000000)."""
+    if _DATE_LIKE_RE.search(cand) or not 8 <= len(digits) <= 15 or len(set(digits)) <= 2:
+        return False
+    return (
+        international
+        or digits.startswith("0")
+        or _NANP_RE.match(cand) is not None
+        or (
+            digits.startswith("1") and len(digits) == 11 and _NANP_RE.match(cand[1:].strip(" -.")) is not None
+        )
+    )
+
+
+def _phone_key(cand: str, digits: str, international: bool, region: str | None) -> str | None:
+    """The key of a candidate: its E.164 form ("+442079460958") if `phonenumbers` finds it valid.
+
+    International numbers carry their country. A national number is read in the ad's `region`;
+    one written North American (3-3-4, "1-855-833-5120") that is no valid number there (a US
+    help desk in a Dutch ad) or in an ad of unknown country is read as North American. Any other
+    national number in an ad of unknown country cannot be placed or checked: its key is its digits
+    as written ("02890558021"), which match the same number written so in another such ad.
+    """
+    if international:
+        return _valid_e164("+" + cand.lstrip("(+ ").removeprefix("00"), None)
+    key = _valid_e164(cand, region) if region else None
+    if key is None and region != "US" and (_NANP_RE.match(cand) or _NANP_RE.match(cand[1:].strip(" -."))):
+        key = _valid_e164(cand, "US")
+    return digits if key is None and region is None else key
+
+
+def _valid_e164(cand: str, region: str | None) -> str | None:
+    try:
+        number = phonenumbers.parse(cand, region)
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_valid_number(number):
+        return None
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
 def _phones(contact: _Contact) -> tuple[str, ...] | None:
     if not contact.phone_hint:  # `_RE2_PHONE_HINT`: most ads hold no 8-digit run at all
         return None
@@ -64,39 +89,39 @@ def _phones(contact: _Contact) -> tuple[str, ...] | None:
     keys: set[str] = set()
     for m in _phone_matches(text):
         cand = m.group(0).strip(" ()-./")
-        if _DATE_LIKE_RE.search(cand):
-            continue
-        digits = re.sub(r"\D", "", cand)
-        if not 8 <= len(digits) <= 15:
-            continue
+        digits = _NON_DIGIT_RE.sub("", cand)
         international = m.group(0).lstrip("( ").startswith("+") or digits.startswith("00")
-        if not (
-            international
-            or digits.startswith("0")
-            or _NANP_RE.match(cand)
-            or (digits.startswith("1") and len(digits) == 11 and _NANP_RE.match(cand[1:].strip(" -.")))
+        if _written_as_phone(cand, digits, international) and (
+            key := _phone_key(
+                m.group(0).strip(" )-./") if international else cand, digits, international, contact.region
+            )
         ):
-            continue
-        if len(set(digits)) <= 2:  # 00000000, 0101010101
-            continue
-        keys.add(_national_number(digits, international)[-_PHONE_KEY_DIGITS:])
+            keys.add(key)
     return tuple(sorted(keys)) or None
 
 
-def extract_phones(s: pd.Series) -> pd.Series:
-    """Phone-number keys found in free text: the last 9 digits of each national number.
+def extract_phones(s: pd.Series, regions: pd.Series | None = None) -> pd.Series:
+    """Phone numbers found in free text, in E.164 form ("+442079460958").
 
-    Numbers must look like phone numbers: international ("+44 ...", "0044 ..."), with a trunk
-    "0" ("020 7946 0958", "07582/620430") or North American ("(214) 555-0142"); dates and
-    salary ranges are skipped. Numbers need >= 8 digits as written. The key is the last 9 digits
-    of the national number (country code or trunk "0" dropped), so "+44 20 7946 0958" and
-    "020 7946 0958" give the same key, as do "+43 5242 6951" and "05242 6951".
+    Candidates must be written like phone numbers: international ("+44 ...", "0044 ..."), with a
+    trunk "0" ("020 7946 0958", "07582/620430") or North American ("(214) 555-0142"), 8-15
+    digits; dates and salary ranges are skipped. Each is parsed and checked by `phonenumbers`
+    (Google's libphonenumber metadata): a national number is read in the ad's country (`regions`,
+    ISO 3166 alpha-2 codes such as "GB", "DE", "IL"; see `features.normalize.regions`), so
+    "+44 20 7946 0958" and "020 7946 0958" in a British ad are the same number. A national number
+    in an ad of unknown country is read as North American when written 3-3-4, else kept as its
+    digits ("02079460958"), which match only the same digits from another ad of unknown country.
+
+    Args:
+        s: free texts, NA allowed.
+        regions: each row's country code, NA where unknown; None: unknown everywhere.
 
     Returns:
-        object Series of sorted tuples of digit strings; NA where there are none.
+        object Series of sorted tuples of E.164 strings; NA where there are none.
 
     Example:
-        >>> extract_phones(pd.Series(["Call +44 20 7946 0958", "Tel. 020 7946 0958", "01.02.2024"])).tolist()
-        [('079460958',), ('079460958',), <NA>]
+        >>> extract_phones(pd.Series(["Call +44 20 7946 0958", "Tel. 020 7946 0958", "01.02.2024"]),
+        ...                pd.Series([None, "GB", "DE"])).tolist()
+        [('+442079460958',), ('+442079460958',), <NA>]
     """
-    return _map_contacts(_check_series(s, "extract_phones"), [_phones], _RE2_PHONE_HINT)[0]
+    return _map_contacts(_check_series(s, "extract_phones"), [_phones], _RE2_PHONE_HINT, regions)[0]
