@@ -89,10 +89,11 @@ def test_national_numbers_are_read_in_the_ads_region() -> None:
     texts = pd.Series(["Tel. 020 7946 0958"] * 3 + ["Bel 030 1234567", "Call +44 20 7946 0958"])
     regions = pd.Series(["GB", "NL", None, "DE", "IL"])
     out = extract_phones(texts, regions).tolist()
-    assert out[0] == out[4] == ("+442079460958",)  # the same number, written two ways
-    assert out[1] == ("+31207946095",) or out[1] is pd.NA  # another number in Amsterdam, if valid
-    assert out[2] == ("02079460958",)  # unknown country: the digits as written
-    assert out[3] == ("+49301234567",)
+    assert out[0] == out[4] == ("+442079460958", "02079460958")  # the same number, written two ways
+    assert out[1] in (("+31207946095", "0207946095"), pd.NA)  # another number, in Amsterdam
+    assert out[2] == ("02079460958",)  # unknown country: the digits as written...
+    assert set(out[2]) & set(out[0])  # ...which the same number in a British ad shares
+    assert out[3] == ("+49301234567", "0301234567")
 
 
 def test_invalid_numbers_and_times_are_not_phones() -> None:
@@ -105,7 +106,7 @@ def test_invalid_numbers_and_times_are_not_phones() -> None:
 def test_north_american_numbers_anywhere() -> None:
     texts = pd.Series(["Help desk 877-372-7248", "(214) 555-0142", "1-855-833-5120"])
     out = extract_phones(texts, pd.Series(["NL", None, "GB"])).tolist()
-    assert out == [("+18773727248",), ("+12145550142",), ("+18558335120",)]
+    assert [keys[0] for keys in out] == ["+18773727248", "+12145550142", "+18558335120"]
 
 
 def test_ad_regions_from_location_url_and_source() -> None:
@@ -135,14 +136,14 @@ def test_fields_read_phones_in_the_ads_country() -> None:
         }
     )
     phones = normalize_fields(ads)["phones"].tolist()
-    assert phones[0] == phones[1] == ("+441134960000",)
+    assert phones[0] == phones[1] == ("+441134960000", "01134960000")
 
 
 def test_extract_contacts_passes_regions() -> None:
     contact = pd.Series(["Tel 020 7946 0958", None])
     description = pd.Series([None, "Ring 020 7946 0958"])
     _, phones, _ = extract_contacts(contact, description, pd.Series(["GB", "GB"]))
-    assert phones.tolist() == [("+442079460958",), ("+442079460958",)]
+    assert phones.tolist() == [("+442079460958", "02079460958")] * 2
 
 
 # ---------------------------------------------------------------------------------- domains

@@ -53,31 +53,41 @@ def _written_as_phone(cand: str, digits: str, international: bool) -> bool:
     )
 
 
-def _phone_key(cand: str, digits: str, international: bool, region: str | None) -> str | None:
-    """The key of a candidate: its E.164 form ("+442079460958") if `phonenumbers` finds it valid.
+def _phone_keys(cand: str, digits: str, international: bool, region: str | None) -> tuple[str, ...]:
+    """The keys of a candidate: its E.164 form ("+442079460958") and the digits it is dialled with
+    inside its country ("02079460958"), if `phonenumbers` finds it a valid number.
 
     International numbers carry their country. A national number is read in the ad's `region`;
     one written North American (3-3-4, "1-855-833-5120") that is no valid number there (a US
     help desk in a Dutch ad) or in an ad of unknown country is read as North American. Any other
-    national number in an ad of unknown country cannot be placed or checked: its key is its digits
-    as written ("02890558021"), which match the same number written so in another such ad.
+    national number in an ad of unknown country cannot be placed or checked: its one key is its
+    digits as written ("02079460958"). That is why valid numbers carry their national digits too:
+    a repost whose location names no country ("Belfast" against "Belfast, UK") still shares them.
     """
     if international:
-        return _valid_e164("+" + cand.lstrip("(+ ").removeprefix("00"), None)
-    key = _valid_e164(cand, region) if region else None
-    if key is None and region != "US" and (_NANP_RE.match(cand) or _NANP_RE.match(cand[1:].strip(" -."))):
-        key = _valid_e164(cand, "US")
-    return digits if key is None and region is None else key
+        number = _valid_number("+" + cand.lstrip("(+ ").removeprefix("00"), None)
+    else:
+        number = _valid_number(cand, region) if region else None
+        if (
+            number is None
+            and region != "US"
+            and (_NANP_RE.match(cand) or _NANP_RE.match(cand[1:].strip(" -.")))
+        ):
+            number = _valid_number(cand, "US")
+    if number is None:
+        return (digits,) if region is None and not international else ()
+    national = _NON_DIGIT_RE.sub(
+        "", phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL)
+    )
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164), national
 
 
-def _valid_e164(cand: str, region: str | None) -> str | None:
+def _valid_number(cand: str, region: str | None) -> phonenumbers.PhoneNumber | None:
     try:
         number = phonenumbers.parse(cand, region)
     except phonenumbers.NumberParseException:
         return None
-    if not phonenumbers.is_valid_number(number):
-        return None
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    return number if phonenumbers.is_valid_number(number) else None
 
 
 def _phones(contact: _Contact) -> tuple[str, ...] | None:
@@ -91,37 +101,36 @@ def _phones(contact: _Contact) -> tuple[str, ...] | None:
         cand = m.group(0).strip(" ()-./")
         digits = _NON_DIGIT_RE.sub("", cand)
         international = m.group(0).lstrip("( ").startswith("+") or digits.startswith("00")
-        if _written_as_phone(cand, digits, international) and (
-            key := _phone_key(
-                m.group(0).strip(" )-./") if international else cand, digits, international, contact.region
-            )
-        ):
-            keys.add(key)
+        if _written_as_phone(cand, digits, international):
+            written = m.group(0).strip(" )-./") if international else cand
+            keys.update(_phone_keys(written, digits, international, contact.region))
     return tuple(sorted(keys)) or None
 
 
 def extract_phones(s: pd.Series, regions: pd.Series | None = None) -> pd.Series:
-    """Phone numbers found in free text, in E.164 form ("+442079460958").
+    """Phone numbers found in free text: E.164 ("+442079460958") and national digits ("02079460958").
 
     Candidates must be written like phone numbers: international ("+44 ...", "0044 ..."), with a
     trunk "0" ("020 7946 0958", "07582/620430") or North American ("(214) 555-0142"), 8-15
     digits; dates and salary ranges are skipped. Each is parsed and checked by `phonenumbers`
     (Google's libphonenumber metadata): a national number is read in the ad's country (`regions`,
     ISO 3166 alpha-2 codes such as "GB", "DE", "IL"; see `features.normalize.regions`), so
-    "+44 20 7946 0958" and "020 7946 0958" in a British ad are the same number. A national number
-    in an ad of unknown country is read as North American when written 3-3-4, else kept as its
-    digits ("02079460958"), which match only the same digits from another ad of unknown country.
+    "+44 20 7946 0958" and "020 7946 0958" in a British ad are the same number. Each valid number
+    gives two keys, its E.164 form and the digits it is dialled with inside its country; a national
+    number in an ad of unknown country is read as North American when written 3-3-4, else its
+    digits as written are its one key, so it still matches the same number in an ad whose
+    country is known (the location of a repost often names no country).
 
     Args:
         s: free texts, NA allowed.
         regions: each row's country code, NA where unknown; None: unknown everywhere.
 
     Returns:
-        object Series of sorted tuples of E.164 strings; NA where there are none.
+        object Series of sorted tuples of keys; NA where there are none.
 
     Example:
         >>> extract_phones(pd.Series(["Call +44 20 7946 0958", "Tel. 020 7946 0958", "01.02.2024"]),
         ...                pd.Series([None, "GB", "DE"])).tolist()
-        [('+442079460958',), ('+442079460958',), <NA>]
+        [('+442079460958', '02079460958'), ('+442079460958', '02079460958'), <NA>]
     """
     return _map_contacts(_check_series(s, "extract_phones"), [_phones], _RE2_PHONE_HINT, regions)[0]
