@@ -55,10 +55,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     on_stack: set[str] = set()
     out: list[list[str]] = []
     counter = 0
-    for root in graph:
+    for root, edges in graph.items():
         if root in index:
             continue
-        work = [(root, iter(sorted(graph[root])))]
+        work = [(root, iter(sorted(edges)))]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)

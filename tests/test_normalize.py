@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from features.normalize import contacts, domains, phones, text
 from features.normalize import (
     JOB_BOARD_DOMAINS,
+    contacts,
+    domains,
     extract_contacts,
     extract_domains,
     extract_emails,
@@ -24,6 +25,8 @@ from features.normalize import (
     normalize_occupation,
     normalize_text_key,
     normalize_title,
+    phones,
+    text,
 )
 
 
