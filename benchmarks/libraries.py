@@ -10,7 +10,7 @@ repository root (it needs git and the history):
 Pieces: phone numbers (phonenumbers, E.164 and national digits in the ad's region; also
 PhoneNumberMatcher over the whole text for comparison), registrable domains (tldextract, offline
 Public Suffix List), mojibake (ftfy), HTML to text (selectolax/lexbor) and company legal forms
-(cleanco's list).
+(cleanco's list; also cleanco's own `basename` for comparison).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+import cleanco
 import numpy as np
 import pandas as pd
 import phonenumbers
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     from features.normalize.companies import normalize_company
     from features.normalize.locations import location_parts
     from features.normalize.regions import ad_regions
+    from features.normalize.text import normalize_text_key
     from features.normalize.titles import normalize_title
     from pipeline import clean as new_clean
 
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
 
     # --- phone numbers -------------------------------------------------------------------------
     texts = ads["contact"].fillna("") + "\n" + ads["description"].fillna("")
-    (_, _, country), t_loc = _timed(lambda: location_parts(ads["location"].astype(object)), 1)
+    _, _, country = location_parts(ads["location"].astype(object))
     regions, t_regions = _timed(lambda: ad_regions(country, ads["url"], ads["source"]), args.repeat)
     old_phones, t_old = _timed(lambda: _items(old_norm.extract_phones(texts)), args.repeat)
     new_phones_, t_new = _timed(lambda: _items(new_phones.extract_phones(texts, regions)), args.repeat)
@@ -301,6 +303,22 @@ def main(argv: list[str] | None = None) -> None:
     show(
         "companies (name, old key, new key)",
         [(c, a, b) for c, a, b in zip(companies, old_co, new_co) if a != b],
+    )
+    basenames, t_base = _timed(
+        lambda: _plain(normalize_text_key(pd.Series([cleanco.basename(c) for c in companies], dtype=object))),
+        args.repeat,
+    )
+    same = sum(a == b for a, b in zip(new_co, basenames))
+    rows.append(
+        (
+            "  (alternative)",
+            "cleanco.basename, then the text key",
+            f"{same}/{len(companies)} distinct company names agree with the chosen way "
+            f"({same / max(len(companies), 1):.1%})",
+            t_old,
+            t_base,
+            "not used (see README)",
+        )
     )
 
     # --- whole field normalisers touched by ftfy ----------------------------------------------
