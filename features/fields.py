@@ -15,9 +15,10 @@ import pandas as pd
 
 from features.listings import listing_keys
 from features.normalize import (
+    ad_regions,
     extract_contacts,
     extract_domains,
-    location_and_city,
+    location_parts,
     normalize_company,
     normalize_occupation,
     normalize_text_key,
@@ -65,11 +66,14 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
 
     E-mails, phones and domains come from `contact` and the description, domains also from
     `url` (job-board domains are dropped, so a board's URL never counts as a shared contact).
+    National phone numbers are read in the ad's country (`ad_regions`: from its location, URL or
+    source).
     """
-    emails, phones, text_domains = extract_contacts(ads["contact"], ads["description"])
+    location, city, country = location_parts(ads["location"].astype(object))
+    regions = ad_regions(country, ads["url"], ads["source"])
+    emails, phones, text_domains = extract_contacts(ads["contact"], ads["description"], regions)
     domains = _merge_items(text_domains, extract_domains(ads["url"]))
     title = normalize_title(ads["title"].astype(object))
-    location, city = location_and_city(ads["location"].astype(object))
     posted = pd.to_datetime(ads["posted_at"].astype(object), errors="coerce", utc=True, format="mixed")
     return pd.DataFrame(
         {

@@ -10,19 +10,18 @@ Example:
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 
 import pandas as pd
+from selectolax.lexbor import LexborHTMLParser
 
-_SCRIPT_STYLE = re.compile(r"<(script|style|noscript|template)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_BLOCK_TAG = re.compile(
-    r"</?(p|div|br|li|ul|ol|h[1-6]|tr|td|th|table|section|article|header|footer|hr|dd|dt|blockquote)\b[^>]*>",
-    re.IGNORECASE,
+# Elements whose start and end are line breaks (the blocks boilerplate detection works on), and
+# elements dropped with their content.
+_BLOCK_ELEMENTS = (
+    "p,div,br,li,ul,ol,h1,h2,h3,h4,h5,h6,tr,td,th,table,section,article,header,footer,hr,dd,dt,blockquote"
 )
-_ANY_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+_DROPPED_ELEMENTS = ["script", "style", "noscript", "template"]
 _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(\s[^>]*)?/?>")
 _HTML_ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d+);")
 _MARKDOWN = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])|[*_`#>]{1,3}|\[([^\]]*)\]\([^)]*\)")
@@ -64,39 +63,53 @@ def _looks_html(text: str) -> bool:
     )
 
 
+def markup_text(text: str) -> str:
+    """The text of an HTML document or fragment, parsed by lexbor (selectolax), with a line break
+    at the start and end of every block element (p, div, br, li, headings, table cells, ...) and
+    a space at every other tag boundary (so "<b>Duties</b><b>Summary</b>" stays two words).
+
+    Scripts, styles, noscript and template content and comments are dropped, entities decoded.
+    Malformed HTML is read as browsers read it: unclosed elements, attributes holding ">", a tag
+    cut off at the end of the text, a "<script>" inside a script.
+
+    Example:
+        >>> markup_text('<p title="a>b">x&amp;y</p><script>if (a<b) {}</script>z').split()
+        ['x&y', 'z']
+    """
+    tree = LexborHTMLParser(text, scripting=True)  # scripting: <noscript> holds raw text
+    tree.strip_tags(_DROPPED_ELEMENTS)
+    for node in tree.css(_BLOCK_ELEMENTS):
+        node.insert_before("\n")
+        node.insert_after("\n")
+    root = tree.root
+    return root.text(separator=" ") if root is not None else ""
+
+
 def html_to_text(text: str) -> str:
     """Turn HTML (or Markdown) into plain text with one line per block.
 
-    Scripts, styles and comments are dropped; block tags become line breaks; entities are decoded.
+    Scripts, styles and comments are dropped; block tags become line breaks; entities are decoded
+    (`markup_text`).
 
     Example:
         >>> html_to_text("<ul><li>a</li><li>b &amp; c</li></ul>")
         'a\\nb & c'
     """
     if _looks_html(text):
-        text = _SCRIPT_STYLE.sub(" ", text)
-        text = _COMMENT.sub(" ", text)
-        text = _BLOCK_TAG.sub("\n", text)
-        text = _ANY_TAG.sub(" ", text)
-        text = html.unescape(text)
+        text = markup_text(text)
     text = _MARKDOWN.sub(_markdown_replacement, text)
     return _NEWLINES.sub("\n", _SPACES.sub(" ", text)).strip()
 
 
 def strip_markup(text: str) -> str:
     """Remove HTML (scripts, styles, comments, tags; block tags become line breaks) and decode
-    entities; text without HTML is returned as it is. The fast path of tokenising.
+    entities (`markup_text`); text without HTML is returned as it is. The fast path of tokenising.
 
     Example:
         >>> strip_markup("<p>a</p><p>b &amp; c</p>").split()
         ['a', 'b', '&', 'c']
     """
-    if not _looks_html(text):
-        return text
-    text = _SCRIPT_STYLE.sub(" ", text)
-    text = _COMMENT.sub(" ", text)
-    text = _BLOCK_TAG.sub("\n", text)
-    return html.unescape(_ANY_TAG.sub(" ", text))
+    return markup_text(text) if _looks_html(text) else text
 
 
 def cut_listing_widgets(text: str) -> str:

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from features import normalize
 from features.normalize import (
     JOB_BOARD_DOMAINS,
+    contacts,
+    domains,
     extract_contacts,
     extract_domains,
     extract_emails,
@@ -24,6 +25,8 @@ from features.normalize import (
     normalize_occupation,
     normalize_text_key,
     normalize_title,
+    phones,
+    text,
 )
 
 
@@ -264,23 +267,27 @@ def test_extract_emails() -> None:
 
 
 def test_extract_phones() -> None:
-    out = run(
-        extract_phones,
-        [
-            "Call +44 20 7946 0958",
-            "Tel. 020 7946 0958",
-            "Tel: +43 (0) 5242 6951",
-            "bel 06 17 33 63 28",
-            "EEO Department at (703) 218-6000.",
-            "Salary £25,000 - £30,000, posted 09.06.2026, job 2024-05-16, id 123456789",
-            None,
-        ],
-    )
-    assert out[0] == out[1] == ("079460958",)
-    assert out[2] == run(extract_phones, ["05242 6951"])[0] == ("52426951",)
-    assert out[3] == ("617336328",)
-    assert out[4] == run(extract_phones, ["+1 703 218 6000"])[0] == ("032186000",)
+    texts = [
+        "Call +44 20 7946 0958",
+        "Tel. 020 7946 0958",
+        "Tel: +43 (0) 5242 6951",
+        "bel 06 17 33 63 28",
+        "EEO Department at (703) 218-6000.",
+        "Salary £25,000 - £30,000, posted 09.06.2026, job 2024-05-16, id 123456789",
+        None,
+    ]
+    regions = [None, "GB", "AT", "NL", "NL", "GB", None]
+    out = extract_phones(pd.Series(texts, dtype=object), pd.Series(regions, dtype=object)).tolist()
+    assert out[0] == out[1] == ("+442079460958", "02079460958")
+    at = ("+4352426951", "052426951")
+    assert out[2] == extract_phones(pd.Series(["05242 6951"]), pd.Series(["AT"]))[0] == at
+    assert out[3] == ("+31617336328", "0617336328")
+    # North American 3-3-4 is read as such in an ad of another or no country.
+    assert out[4] == run(extract_phones, ["+1 703 218 6000"])[0] == ("+17032186000", "7032186000")
     assert out[5] is pd.NA and out[6] is pd.NA
+    # A national number in an ad of unknown country cannot be placed: its digits are its key,
+    # shared with the same number in an ad whose country is known.
+    assert run(extract_phones, ["Tel. 020 7946 0958"]) == [("02079460958",)]
 
 
 def test_extract_domains() -> None:
@@ -312,9 +319,9 @@ def test_extract_domains() -> None:
 @pytest.mark.parametrize(
     ("python", "re2"),
     [
-        (r"\s", normalize._RE2_SPACE),
-        (r"\d", f"[{normalize._RE2_DIGITS}]"),
-        (normalize._INVISIBLE_RE.pattern, normalize._RE2_INVISIBLE),
+        (r"\s", contacts._RE2_SPACE),
+        (r"\d", f"[{contacts._RE2_DIGITS}]"),
+        (text._INVISIBLE_RE.pattern, contacts._RE2_INVISIBLE),
         ("(?i)[aä]", "[aAäÄ]"),  # the letters of "(at)" / "(ät)" in `_RE2_OBFUSCATED_AT`
         ("(?i)t", "[tT]"),
         ("(?i)w", "[wW]"),  # "www." in `_RE2_MAY_HAVE_DOMAINS`
@@ -345,10 +352,10 @@ _SCAN_PIECES = st.sampled_from(
 
 
 def _scans_agree(text: str) -> None:
-    assert normalize._url_hosts(text) == [m.group(1) for m in normalize._URL_HOST_RE.finditer(text)]
-    phones = [m.span() for m in normalize._PHONE_RE.finditer(text)]
-    assert [m.span() for m in normalize._phone_matches(text)] == phones
-    assert normalize._has_obfuscated_at(text) == bool(normalize._OBFUSCATED_AT_RE.search(text))
+    assert domains._url_hosts(text) == [m.group(1) for m in domains._URL_HOST_RE.finditer(text)]
+    spans = [m.span() for m in phones._PHONE_RE.finditer(text)]
+    assert [m.span() for m in phones._phone_matches(text)] == spans
+    assert contacts._has_obfuscated_at(text) == bool(contacts._OBFUSCATED_AT_RE.search(text))
 
 
 @pytest.mark.parametrize("text", _SCAN_TEXTS)
@@ -366,9 +373,10 @@ def test_phone_pre_check_reads_digits_as_python_does() -> None:
     # NFKC turns the circled digits into "020 7946 0958", but the pre-check on the raw text needs
     # 8 digits in a row: Kawi digits are digits from Unicode 15 on (RE2's \p{Nd}), not in Python 3.11.
     kawi = "𑽐𑽑𑽒𑽓𑽔𑽕𑽖𑽗"
-    expected = ("079460958",) if kawi.isdecimal() else pd.NA
-    out = run(extract_phones, [f"{kawi} Tel ⓪②⓪ ⑦⑨④⑥ ⓪⑨⑤⑧", "12345678 Tel ⓪②⓪ ⑦⑨④⑥ ⓪⑨⑤⑧"])
-    assert out == [expected, ("079460958",)]
+    expected = ("+442079460958", "02079460958") if kawi.isdecimal() else pd.NA
+    texts = pd.Series([f"{kawi} Tel ⓪②⓪ ⑦⑨④⑥ ⓪⑨⑤⑧", "12345678 Tel ⓪②⓪ ⑦⑨④⑥ ⓪⑨⑤⑧"])
+    out = extract_phones(texts, pd.Series(["GB", "GB"])).tolist()
+    assert out == [expected, ("+442079460958", "02079460958")]
 
 
 def test_extract_contacts_is_the_extractors_on_the_joined_text() -> None:
@@ -387,8 +395,10 @@ def test_extract_contacts_is_the_extractors_on_the_joined_text() -> None:
     ]
     c, d = pd.Series(contact, dtype=object), pd.Series(description, dtype=object)
     joined = c.fillna("") + "\n" + d.fillna("")
-    found = extract_contacts(c, d)
-    for func, out in zip((extract_emails, extract_phones, extract_domains), found, strict=True):
+    regions = pd.Series(["GB"] * len(c), dtype=object)
+    found = extract_contacts(c, d, regions)
+    assert found[1].tolist() == extract_phones(joined, regions).tolist()
+    for func, out in zip((extract_emails, extract_domains), (found[0], found[2]), strict=True):
         assert out.tolist() == func(joined).tolist(), func.__name__
 
 

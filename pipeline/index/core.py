@@ -56,7 +56,8 @@ from pipeline.prepare import name_vocabulary, prepare_batch
 from pipeline.progress import Progress
 
 FORMAT = "jobdedup.index"
-FORMAT_VERSION = 2  # 2: compiled tokeniser (word, block and band hashes changed)
+FORMAT_VERSION = 3  # 2: compiled tokeniser (word, block and band hashes changed); 3: field keys by
+# phonenumbers (E.164), the Public Suffix List and the lexbor HTML parser (issue #14)
 SKETCH_PARAMETERS = ("shingle_size", "lsh_bands", "lsh_rows", "seed")
 STATUS_ALREADY_INDEXED = "already_indexed"
 # Test hook: seconds to sleep inside the write transaction, after the writes and before COMMIT.

@@ -1,0 +1,225 @@
+"""Finding contact details in free text: the pre-checks over whole columns (RE2), one pass per
+distinct text, and e-mail addresses.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import unicodedata
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from features.normalize.text import (
+    _INVISIBLE,
+    _INVISIBLE_RE,
+    _code_point_runs,
+)
+from features.normalize.unique import _check_series
+
+# --------------------------------------------------------------------------------------------
+# Contacts: e-mails, phones, domains
+# --------------------------------------------------------------------------------------------
+
+_EMAIL_DEOBFUSCATE = [
+    (re.compile(r"\s*[(\[{]\s*(?:at|ät|@)\s*[)\]}]\s*", re.I), "@"),
+    (re.compile(r"\s*[(\[{]\s*(?:dot|punkt|point)\s*[)\]}]\s*", re.I), "."),
+]
+_OBFUSCATED_AT_RE = re.compile(r"[(\[{]\s*(?:at|ät)\s*[)\]}]", re.I)
+# Markdown escapes in scraped descriptions: "e\-mail", "\+31 348", "name\_x@acme\.nl".
+_MD_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|@~<>])")
+_EMAIL_LOCAL_RE = re.compile(r"[a-z0-9][a-z0-9._%+-]{0,63}$", re.I)
+_EMAIL_DOMAIN_RE = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![a-z0-9-])", re.I)
+_FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "pdf", "js", "css"})
+
+# The extractors' pre-checks as RE2 patterns (pyarrow.compute), run over all texts at once: a text
+# none of them matches is never converted to a Python string. RE2's \s and \d are ASCII-only, so
+# Python's Unicode classes are spelled out (tests check they agree on every code point).
+_RE2_SPACE = r"[\s\p{Z}\x{0b}\x{1c}-\x{1f}\x{85}]"
+# Python's \d; RE2's \p{Nd} follows a newer Unicode version, with more digits.
+_RE2_DIGITS = "".join(rf"\x{{{a:x}}}-\x{{{b:x}}}" for a, b in _code_point_runs(str.isdecimal))
+_RE2_OBFUSCATED_AT = rf"[(\[{{]{_RE2_SPACE}*[aAäÄ][tT]{_RE2_SPACE}*[)\]}}]"  # `_OBFUSCATED_AT_RE`
+_RE2_MAY_HAVE_EMAILS = rf"@|{_RE2_OBFUSCATED_AT}"
+# At least 8 digits and separators in a row; the phone extractor's only pre-check.
+_RE2_PHONE_HINT = rf"[{_RE2_DIGITS}][{_RE2_DIGITS} ().\-/\x{{a0}}\\]{{6,30}}[{_RE2_DIGITS}]"
+# E-mail, URL, "www." or a text that is one token (a looser form of `_BARE_DOMAIN_RE`).
+_RE2_MAY_HAVE_DOMAINS = (
+    rf"{_RE2_MAY_HAVE_EMAILS}|://|[wW]{{3}}\.|^{_RE2_SPACE}*[^\s/:?#]*{_RE2_SPACE}*(?:[/:?#][^\n]*)?\n?$"
+)
+_RE2_INVISIBLE = f"[{_INVISIBLE}]"  # NFKC never makes these, so a text without them stays without
+
+
+class _Contact:
+    """One distinct contact text; its cleaned form and e-mail addresses are computed on first use."""
+
+    def __init__(self, raw: str, phone_hint: bool, invisible: bool, region: str | None = None) -> None:
+        self.raw = raw
+        self.region = region  # the ad's country (ISO 3166 alpha-2) if known: phone numbers' default
+        self.phone_hint = phone_hint  # whether `raw` matches `_RE2_PHONE_HINT`
+        self.invisible = invisible  # whether `raw` holds `_INVISIBLE` characters
+        self._clean: str | None = None
+        self._emails: set[str] | None = None
+
+    @property
+    def clean(self) -> str:
+        if self._clean is None:
+            self._clean = _contact_text(self.raw, self.invisible)
+        return self._clean
+
+    @property
+    def emails(self) -> set[str]:
+        if self._emails is None:
+            self._emails = _emails_in(self.clean)
+        return self._emails
+
+
+_Extractor = Callable[[_Contact], tuple[str, ...] | None]
+"""A contact extractor: a sorted tuple of the items found in a text, or None."""
+
+
+def _arrow_text(s: pd.Series) -> pa.Array:
+    """`s` as one Arrow string array, missing values null (no copy when `s` is Arrow text)."""
+    strings = pa.array(s.astype(str).array)
+    return strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+
+
+def _re2_matches(texts: pa.Array, pattern: str) -> np.ndarray:
+    """Whether RE2 `pattern` matches somewhere in each text (False for null)."""
+    return pc.match_substring_regex(texts, pattern).fill_null(False).to_numpy(zero_copy_only=False)
+
+
+def _contact_checks(texts: pa.Array, pattern: str) -> np.ndarray:
+    """Rows x whether each text matches (RE2 `pattern`, `_RE2_PHONE_HINT`, `_RE2_INVISIBLE`).
+
+    The last two are only searched for in the texts `pattern` matches (False elsewhere).
+    """
+    checks = np.zeros((len(texts), 3), dtype=bool)
+    rows = np.flatnonzero(_re2_matches(texts, pattern))
+    candidates = texts.take(rows)
+    checks[rows, 0] = True
+    checks[rows, 1] = _re2_matches(candidates, _RE2_PHONE_HINT)
+    checks[rows, 2] = _re2_matches(candidates, _RE2_INVISIBLE)
+    return checks
+
+
+def _contact_series(
+    texts: list[str],
+    rows: np.ndarray,
+    checks: np.ndarray,
+    extractors: list[_Extractor],
+    s: pd.Series,
+    regions: pd.Series | None = None,
+) -> list[pd.Series]:
+    """Per extractor, a Series like `s` with its results for `texts` at `rows` (NA elsewhere).
+
+    `checks` are the texts' `_contact_checks`; `regions` (aligned to `s`, NA allowed) the ads'
+    countries. Each distinct (text, region) is looked at once.
+    """
+    results = [np.full(len(s), pd.NA, dtype=object) for _ in extractors]
+    done: dict[tuple[str, str | None], list[tuple[str, ...] | None]] = {}
+    region_of = _regions_at(regions, rows)
+    for row, text, region, (_, phone_hint, invisible) in zip(rows, texts, region_of, checks):
+        if (found := done.get((text, region))) is None:
+            contact = _Contact(text, phone_hint, invisible, region)
+            found = done[text, region] = [extract(contact) for extract in extractors]
+        for out, items in zip(results, found):
+            if items is not None:
+                out[row] = items
+    return [pd.Series(out, index=s.index, dtype=object, name=s.name) for out in results]
+
+
+def _regions_at(regions: pd.Series | None, rows: np.ndarray) -> list[str | None]:
+    """The region of each of `rows` (None where unknown, or for all when `regions` is None)."""
+    if regions is None:
+        return [None] * len(rows)
+    values = regions.to_numpy(dtype=object)[rows]
+    return [v if isinstance(v, str) else None for v in values]
+
+
+def _map_contacts(
+    s: pd.Series, extractors: list[_Extractor], pattern: str, regions: pd.Series | None = None
+) -> list[pd.Series]:
+    """`extractors` applied to each distinct text of `s` that RE2 `pattern` matches; NA elsewhere.
+
+    `pattern` must match every text in which an extractor can find something.
+    """
+    texts = _arrow_text(s)
+    checks = _contact_checks(texts, pattern)
+    rows = np.flatnonzero(checks[:, 0])
+    return _contact_series(texts.take(rows).to_pylist(), rows, checks[rows], extractors, s, regions)
+
+
+def _find_all(text: str, sub: str) -> list[int]:
+    """Start of every occurrence of `sub` in `text` (a fast string search, unlike a regex scan)."""
+    found: list[int] = []
+    at = text.find(sub)
+    while at != -1:
+        found.append(at)
+        at = text.find(sub, at + 1)
+    return found
+
+
+def _has_obfuscated_at(text: str) -> bool:
+    """Whether `_OBFUSCATED_AT_RE` matches anywhere; tried only at the brackets it starts with."""
+    for bracket in "([{":
+        at = text.find(bracket)
+        while at != -1:
+            if _OBFUSCATED_AT_RE.match(text, at):
+                return True
+            at = text.find(bracket, at + 1)
+    return False
+
+
+def _contact_text(text: str, invisible: bool) -> str:
+    """NFKC, invisible characters and Markdown backslash escapes removed.
+
+    `invisible=False` says the text holds no `_INVISIBLE` characters, so they are not searched for.
+    """
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        if invisible:
+            text = _INVISIBLE_RE.sub("", text)
+    return _MD_ESCAPE_RE.sub(operator.itemgetter(1), text) if "\\" in text else text
+
+
+def _emails_in(text: str) -> set[str]:
+    if _has_obfuscated_at(text):
+        for pattern, repl in _EMAIL_DEOBFUSCATE:
+            text = pattern.sub(repl, text)
+    found: set[str] = set()
+    start = text.find("@")
+    while start != -1:
+        local = _EMAIL_LOCAL_RE.search(text, max(0, start - 64), start)
+        domain = _EMAIL_DOMAIN_RE.match(text, start + 1)
+        if local and domain:
+            email = f"{local.group(0).lstrip('.')}@{domain.group(0)}".lower()
+            if email.rsplit(".", 1)[-1] not in _FILE_TLDS and ".." not in email and not email.startswith("@"):
+                found.add(email)
+        start = text.find("@", start + 1)
+    return found
+
+
+def _emails(contact: _Contact) -> tuple[str, ...] | None:
+    if "@" not in contact.raw and not _has_obfuscated_at(contact.raw):
+        return None
+    return tuple(sorted(contact.emails)) or None
+
+
+def extract_emails(s: pd.Series) -> pd.Series:
+    """Lower-cased e-mail addresses found in free text (contact field or description).
+
+    "name(at)firma(dot)de" style obfuscation is undone.
+
+    Returns:
+        object Series of sorted tuples of unique addresses; NA where there are none.
+
+    Example:
+        >>> extract_emails(pd.Series(["Jobs@ACME.co.uk, hr@acme.co.uk", "bewerbung(at)firma.de",
+        ...                           "none"])).tolist()
+        [('hr@acme.co.uk', 'jobs@acme.co.uk'), ('bewerbung@firma.de',), <NA>]
+    """
+    return _map_contacts(_check_series(s, "extract_emails"), [_emails], _RE2_MAY_HAVE_EMAILS)[0]
