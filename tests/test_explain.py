@@ -32,7 +32,8 @@ def test_contributions_sum_to_the_raw_score(default_model, test_ads, test_result
         test_result.batch.inputs, np.array([ids.index(id_a)]), np.array([ids.index(id_b)])
     )
     booster = default_model.classifier_.booster_
-    raw = float(booster.predict(features, num_iteration=booster.best_iteration, raw_score=True)[0])
+    model_columns = features[default_model.classifier_.feature_names_]
+    raw = float(booster.predict(model_columns, num_iteration=booster.best_iteration, raw_score=True)[0])
     assert total == pytest.approx(raw, abs=1e-6)
     assert explanation["raw_score"] == pytest.approx(raw, abs=1e-9)
     assert 1.0 / (1.0 + math.exp(-total)) == pytest.approx(explanation["probability"], abs=1e-9)
