@@ -24,6 +24,7 @@ import pandas as pd
 
 from features.pairs import build_pair_features
 from models.dup_types import DUP_TYPES, assign_dup_types
+from models.rules import rule_names
 from pipeline.boilerplate import merge_block_sets
 from pipeline.clean import clean_description, split_blocks
 from pipeline.errors import JobdedupError
@@ -103,7 +104,8 @@ def explain_pair(
     i, j = _row_of(batch, id_a), _row_of(batch, id_b)
     features = build_pair_features(batch.inputs, np.array([i]), np.array([j]))
     classifier = model.classifier_
-    probability = float(classifier.predict_proba(features)[0, 1])
+    trees_probability = float(classifier.predict_proba(features)[0, 1])
+    probability = float(model.predict_proba(features)[0, 1])  # with the decision rules applied
     contributions = classifier.contributions(features).iloc[0]
     raw_score = float(
         classifier.booster_.predict(
@@ -119,6 +121,8 @@ def explain_pair(
         "ad_id_a": str(id_a),
         "ad_id_b": str(id_b),
         "probability": probability,
+        "trees_probability": trees_probability,
+        "rule": rule_names(features)[0],
         "threshold": float(model.threshold_),
         "decision": "duplicate" if accepted else "different",
         "dup_type": str(assign_dup_types(features)[0]) if accepted else None,
@@ -163,8 +167,10 @@ def format_explanation(explanation: dict[str, Any], block_chars: int = 160) -> s
     lines.append(f"{'bias':<28}{'':>10}{e['bias']:>+14.4f}")
     lines.append(
         f"{'= raw score (log-odds)':<28}{'':>10}{e['raw_score']:>+14.4f}"
-        f"   -> probability 1/(1+exp(-raw)) = {e['probability']:.4f}"
+        f"   -> probability 1/(1+exp(-raw)) = {e['trees_probability']:.4f}"
     )
+    if e["rule"]:
+        lines.append(f"decision rule {e['rule']} holds -> probability {e['probability']:.4f}")
     blocks = e["blocks"]
     for key, title in (("shared", "shared blocks"), ("only_a", "only in A"), ("only_b", "only in B")):
         lines += ["", f"{title} ({len(blocks[key])}):"]

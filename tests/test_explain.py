@@ -36,7 +36,7 @@ def test_contributions_sum_to_the_raw_score(default_model, test_ads, test_result
     raw = float(booster.predict(model_columns, num_iteration=booster.best_iteration, raw_score=True)[0])
     assert total == pytest.approx(raw, abs=1e-6)
     assert explanation["raw_score"] == pytest.approx(raw, abs=1e-9)
-    assert 1.0 / (1.0 + math.exp(-total)) == pytest.approx(explanation["probability"], abs=1e-9)
+    assert 1.0 / (1.0 + math.exp(-total)) == pytest.approx(explanation["trees_probability"], abs=1e-9)
     scored = test_result.pairs.set_index(["ad_id_a", "ad_id_b"])["probability"]
     assert explanation["probability"] == pytest.approx(float(scored[(id_a, id_b)]), abs=1e-9)
     assert explanation["decision"] == (
@@ -113,3 +113,22 @@ def test_new_commands_have_help(command, capsys):
         main([command, "--help"])
     assert exit_info.value.code == 0
     assert "--seed" in capsys.readouterr().out
+
+
+def test_a_decision_rule_shows_and_sets_the_probability(default_model, test_ads, test_result):
+    """Where a decision rule holds (e.g. two known employers clearly differ), explain names it and
+    reports the probability `dedup` wrote, not the trees' own."""
+    from models.rules import rule_names
+
+    pairs = test_result.pairs
+    ids = test_result.batch.ads["ad_id"].astype(str).tolist()
+    left = np.array([ids.index(a) for a in pairs["ad_id_a"]])
+    right = np.array([ids.index(b) for b in pairs["ad_id_b"]])
+    rules = rule_names(build_pair_features(test_result.batch.inputs, left, right))
+    held = np.flatnonzero(pd.notna(rules))
+    assert len(held), "the bundled test ads have pairs a decision rule holds for"
+    k = held[0]
+    explanation = explain_pair(default_model, test_ads, ids[left[k]], ids[right[k]], batch=test_result.batch)
+    assert explanation["rule"] == rules[k]
+    assert explanation["probability"] == pytest.approx(float(pairs["probability"].iloc[k]), abs=1e-9)
+    assert f"decision rule {rules[k]} holds" in format_explanation(explanation)
