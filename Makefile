@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-spark model lint bench labels clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -35,14 +35,14 @@ model: $(STAMP)
 
 ## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)
 labels: $(STAMP)
-	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
-	$(BIN)/python -m data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
-	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
+	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
+	$(BIN)/python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
+	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
 
 ## lint: ruff (installed on demand)
 lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff
-	$(BIN)/python -m ruff check pipeline features models data tests
+	$(BIN)/python -m ruff check jobdedup pipeline features models data tests benchmarks setup.py
 
 clean:
 	rm -rf out .pytest_cache

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.pairs import build_pair_features
-from pipeline.cli import main
-from pipeline.explain import compare_blocks, explain_pair, format_explanation
+from jobdedup.features.pairs import build_pair_features
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.explain import compare_blocks, explain_pair, format_explanation
 from tests.conftest import DATA
 
 
