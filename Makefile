@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-spark model lint bench labels clean
+.PHONY: demo test test-spark wheel-check model lint bench labels clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ test: $(STAMP)
 ## test-spark: only the Spark engine's tests (local[2]; also part of `make test`)
 test-spark: $(STAMP)
 	$(BIN)/python -m pytest tests/test_spark_engine.py
+
+## wheel-check: build the wheel, check its contents, install it into a fresh venv (in a temporary
+## folder) and run `jobdedup demo` and one `dedup` from it outside the repository (.ci/run runs it)
+wheel-check: $(STAMP)
+	BUILD_PYTHON=$(BIN)/python PYTHON=$(PYTHON) .ci/wheel-check
 
 ## model: retrain the bundled default model reproducibly from every bundled labelled set
 ## (train and test splits: the held-out figures in README come from the demo's train-only model)
