@@ -4,9 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-spark model lint bench labels clean
+.PHONY: demo test test-spark wheel-check model lint bench labels clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -24,6 +24,11 @@ test: $(STAMP)
 test-spark: $(STAMP)
 	$(BIN)/python -m pytest tests/test_spark_engine.py
 
+## wheel-check: build the wheel, check its contents, install it into a fresh venv (in a temporary
+## folder) and run `jobdedup demo` and one `dedup` from it outside the repository (.ci/run runs it)
+wheel-check: $(STAMP)
+	BUILD_PYTHON=$(BIN)/python PYTHON=$(PYTHON) .ci/wheel-check
+
 ## model: retrain the bundled default model reproducibly from every bundled labelled set
 ## (train and test splits: the held-out figures in README come from the demo's train-only model)
 model: $(STAMP)
@@ -35,14 +40,14 @@ model: $(STAMP)
 
 ## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)
 labels: $(STAMP)
-	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
-	$(BIN)/python -m data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
-	$(BIN)/python -m data.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
+	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
+	$(BIN)/python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
+	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
 
 ## lint: ruff (installed on demand)
 lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff
-	$(BIN)/python -m ruff check pipeline features models data tests
+	$(BIN)/python -m ruff check jobdedup pipeline features models data tests benchmarks setup.py
 
 clean:
 	rm -rf out .pytest_cache

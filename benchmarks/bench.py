@@ -89,9 +89,9 @@ def measure_jobdedup(size: int, jobs: int) -> dict:
     import tempfile
 
     from benchmarks.corpus import ensure
-    from pipeline.model_files import write_outputs
-    from pipeline.engine import Deduplicator
-    from pipeline.io import read_ads_streamed
+    from jobdedup.pipeline.model_files import write_outputs
+    from jobdedup.pipeline.engine import Deduplicator
+    from jobdedup.pipeline.io import read_ads_streamed
 
     path = ensure(size)
     model = Deduplicator.load(MODEL).with_config(show_progress=False, jobs=jobs)
@@ -118,9 +118,9 @@ def measure_jobdedup(size: int, jobs: int) -> dict:
 def measure_sketch_lsh(size: int, jobs: int) -> dict:
     """Like for like with datasketch: text → shingles → MinHash → LSH candidate pairs, nothing else."""
     from benchmarks.corpus import ensure
-    from pipeline.candidates import lsh_candidates
-    from pipeline.config import Config
-    from pipeline.sketch import sketch_texts
+    from jobdedup.pipeline.candidates import lsh_candidates
+    from jobdedup.pipeline.config import Config
+    from jobdedup.pipeline.sketch import sketch_texts
 
     cfg = Config()
     texts = pd.read_parquet(ensure(size), columns=["description"])["description"].fillna("").tolist()

@@ -102,7 +102,7 @@ def synthetic(pairs: int, seed: int = 1) -> dict:
 
 def run_one(pairs: int, old: bool) -> dict:
     """Group one synthetic graph in this process; times, sizes and peak RSS as a dict."""
-    from pipeline import employer_guard, group
+    from jobdedup.pipeline import employer_guard, group
 
     data = synthetic(pairs)
     vacancy = data["vacancy"]

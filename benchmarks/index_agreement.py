@@ -46,7 +46,7 @@ def shuffled_batches(ads: pd.DataFrame, k: int, seed: int) -> list[pd.DataFrame]
 
 def incremental_groups(ads: pd.DataFrame, model, k: int, seed: int, path: Path) -> pd.DataFrame:
     """Groups of the index after adding `ads` in `k` shuffled batches to a new index at `path`."""
-    from pipeline.index import Index
+    from jobdedup.pipeline.index import Index
 
     with Index.open(path) as index:
         for batch in shuffled_batches(ads, k, seed):
@@ -77,8 +77,8 @@ def main() -> None:
     parser.add_argument("--diff", metavar="PREFIX", help="write differing pairs to PREFIX_seed<N>.parquet")
     args = parser.parse_args()
 
-    from pipeline.engine import Deduplicator
-    from pipeline.io import read_ads
+    from jobdedup.pipeline.engine import Deduplicator
+    from jobdedup.pipeline.io import read_ads
 
     ads = read_ads(args.ads)
     model = Deduplicator.load(args.model).with_config(show_progress=False)

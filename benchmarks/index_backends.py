@@ -39,7 +39,7 @@ def _rows(n: int, rng: np.random.Generator) -> list[bytes]:
     """n compressed ad rows of realistic size (real ads, zstd with a trained dictionary)."""
     import zstandard
 
-    from pipeline.io import read_ads
+    from jobdedup.pipeline.io import read_ads
 
     ads = read_ads(Path(__file__).resolve().parent.parent / "data" / "test_ads.parquet")
     raw = ["\x1f".join("" if pd.isna(v) else str(v) for v in r).encode() for r in ads.itertuples(index=False)]
@@ -128,7 +128,7 @@ class SqliteRuns:
     name = "SQLite, keys as sorted runs in blobs (jobdedup now)"
 
     def __init__(self, path: Path) -> None:
-        from pipeline.index.store import SqliteStore
+        from jobdedup.pipeline.index.store import SqliteStore
 
         self.path = path
         self.store = SqliteStore(path)
@@ -136,7 +136,7 @@ class SqliteRuns:
 
     @staticmethod
     def _key(keys: np.ndarray) -> np.ndarray:
-        from pipeline.index.rows import KEY_BITS
+        from jobdedup.pipeline.index.rows import KEY_BITS
 
         return (np.asarray(keys, dtype=np.int64) >> (47 - KEY_BITS)).astype(np.uint64)
 
@@ -149,10 +149,10 @@ class SqliteRuns:
             self.store.insert_keys(self._key(keys["key"].to_numpy()), keys["ad"].to_numpy())
 
     def lookup(self, hits: pd.DataFrame) -> int:
-        from pipeline.index.store import SPACE_KEYS
+        from jobdedup.pipeline.index.store import SPACE_KEYS
 
         keys = self._key(hits["key"].to_numpy())
-        from features.shingle_sets import sorted_unique
+        from jobdedup.features.shingle_sets import sorted_unique
 
         unique = sorted_unique(keys)
         position, ads = self.store._runs_lookup(SPACE_KEYS, unique)

@@ -32,7 +32,7 @@ BUILD_BATCH = 100_000
 
 
 def _model():
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
     return Deduplicator.load(ROOT / "models" / "default" / "model.json").with_config(show_progress=False)
 
@@ -47,7 +47,7 @@ def build(size: int, batch: int, build_batch: int) -> tuple[Path, Path, dict]:
     import pyarrow.parquet as pq
 
     from benchmarks.corpus import build as build_corpus
-    from pipeline.index import Index
+    from jobdedup.pipeline.index import Index
 
     OUT.mkdir(parents=True, exist_ok=True)
     index_path, batch_path = OUT / f"index_{size}.jdx", OUT / f"index_batch_{size}.parquet"
@@ -128,7 +128,7 @@ def measure(index_path: Path, batch_path: Path) -> dict:
 
     import pandas as pd
 
-    from pipeline.index import Index
+    from jobdedup.pipeline.index import Index
 
     work = index_path.with_suffix(".work")
     shutil.copyfile(index_path, work)

@@ -103,16 +103,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--show", type=int, default=8, help="differing cases to print per piece")
     args = parser.parse_args(argv)
 
-    from features.normalize import contacts as new_contacts
-    from features.normalize import domains as new_domains
-    from features.normalize import phones as new_phones
-    from features.normalize import text as new_text
-    from features.normalize.companies import normalize_company
-    from features.normalize.locations import location_parts
-    from features.normalize.regions import ad_regions
-    from features.normalize.text import normalize_text_key
-    from features.normalize.titles import normalize_title
-    from pipeline import clean as new_clean
+    from jobdedup.features.normalize import contacts as new_contacts
+    from jobdedup.features.normalize import domains as new_domains
+    from jobdedup.features.normalize import phones as new_phones
+    from jobdedup.features.normalize import text as new_text
+    from jobdedup.features.normalize.companies import normalize_company
+    from jobdedup.features.normalize.locations import location_parts
+    from jobdedup.features.normalize.regions import ad_regions
+    from jobdedup.features.normalize.text import normalize_text_key
+    from jobdedup.features.normalize.titles import normalize_title
+    from jobdedup.pipeline import clean as new_clean
 
     old_norm = _old_module(args.baseline, "features/normalize.py", "_old_normalize")
     old_clean = _old_module(args.baseline, "pipeline/clean.py", "_old_clean")

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from data import BUNDLED_DATA, SYNTHETIC_SETS
-from models.dup_types import DUP_TYPES
-from models.group_audit import employer_mix
-from models.metrics import estimated_precision
-from pipeline.config import Config
-from pipeline.engine import Deduplicator
-from pipeline.io import read_ads, read_labels, validate_labels
+from jobdedup.data import BUNDLED_DATA, SYNTHETIC_SETS
+from jobdedup.models.dup_types import DUP_TYPES
+from jobdedup.models.group_audit import employer_mix
+from jobdedup.models.metrics import estimated_precision
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.engine import Deduplicator
+from jobdedup.pipeline.io import read_ads, read_labels, validate_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_ADS = ROOT.parent / "shared" / "data" / "real_ads.parquet"
@@ -124,7 +124,7 @@ def pooled(rows: list[dict]) -> dict[str, Any]:
 
 def synthetic(config: Config) -> list[dict]:
     """The demo's model (bundled training sets only) on the synthetic test splits, with the baseline."""
-    from pipeline.baseline import minhash_threshold_baseline
+    from jobdedup.pipeline.baseline import minhash_threshold_baseline
 
     model = Deduplicator(config).fit(*_demo_training_sets())
     rows = []
@@ -142,7 +142,7 @@ def synthetic(config: Config) -> list[dict]:
 
 
 def _demo_training_sets() -> tuple[list[pd.DataFrame], list[Any]]:
-    from data import TRAINING_SETS
+    from jobdedup.data import TRAINING_SETS
 
     ads = [read_ads(BUNDLED_DATA / a) for a, _ in TRAINING_SETS]
     labels = [read_labels(BUNDLED_DATA / lab, ads=x) for (_, lab), x in zip(TRAINING_SETS, ads)]
@@ -237,7 +237,7 @@ def main() -> None:
     if "synthetic" in args.parts:
         synth = synthetic(config)
     if "audit" in args.parts and real_ads is not None:
-        from pipeline.model_files import load_model
+        from jobdedup.pipeline.model_files import load_model
 
         audited = audit(load_model(args.model).with_config(show_progress=False), real_ads)
     table = markdown(loco, synth, audited)

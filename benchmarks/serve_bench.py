@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> dict:
     log = (OUT / "service.log").open("wb")
     began = time.perf_counter()
     service = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "serve", "--index", str(work), "--port", str(port), "--quiet"],
+        [sys.executable, "-m", "jobdedup.pipeline.cli", "serve", "--index", str(work), "--port", str(port), "--quiet"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     results: dict = {

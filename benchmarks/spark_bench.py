@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.corpus import ensure
-from pipeline.engine import Deduplicator
-from pipeline.io import read_ads
+from jobdedup.pipeline.engine import Deduplicator
+from jobdedup.pipeline.io import read_ads
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
@@ -58,7 +58,7 @@ def _agreement(embedded: tuple[pd.DataFrame, pd.DataFrame], spark: tuple[pd.Data
 
 def run(size: int, master: str, jobs: int, embedded: bool) -> dict:
     """Time both engines on `size` ads; return the figures."""
-    from pipeline.spark_engine import SparkDeduplicator, spark_session
+    from jobdedup.pipeline.spark_engine import SparkDeduplicator, spark_session
 
     path = ensure(size)
     model = Deduplicator.load(MODEL).with_config(show_progress=False, jobs=jobs)

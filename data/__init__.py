@@ -1,8 +1,8 @@
 """Bundled labelled sample, the lists of its labelled sets, and the scripts that make it.
 
 `SYNTHETIC_SETS` are synthetic reposts and hard negatives made from real ads
-(`python -m data.make_labels`); `NATURAL_SETS` the hand-judged natural pairs with their ads
-(`python -m data.natural_bundle`). `TRAINING_SETS` train the demo's model and `HELD_OUT_SETS`
+(`python -m jobdedup.data.make_labels`); `NATURAL_SETS` the hand-judged natural pairs with their ads
+(`python -m jobdedup.data.natural_bundle`). `TRAINING_SETS` train the demo's model and `HELD_OUT_SETS`
 evaluate it (other corpora and employers); the shipped default model is trained on
 `ALL_LABELLED_SETS` (`make model`).
 """

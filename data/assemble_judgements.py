@@ -1,6 +1,6 @@
 """Assemble the hand-judged natural pairs from the readers' raw judgements.
 
-    python -m data.assemble_judgements
+    python -m jobdedup.data.assemble_judgements
 
 Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
 

@@ -1,8 +1,8 @@
 """Draw a uniform sample of the pairs a model accepts on the real ads for readers to judge, and
 assemble their judgements into a labels file `jobdedup evaluate` estimates precision from.
 
-    python -m data.draw_accepted_sample draw --groups out/real/groups.parquet --size 240 --readers 4 --out out/judging
-    python -m data.draw_accepted_sample assemble --judging out/judging --out data/accepted_sample_labels.csv
+    python -m jobdedup.data.draw_accepted_sample draw --groups out/real/groups.parquet --size 240 --readers 4 --out out/judging
+    python -m jobdedup.data.draw_accepted_sample assemble --judging out/judging --out data/accepted_sample_labels.csv
 
 The pairs are every pair of ads inside one final group of `dedup`'s `groups.parquet` (what a user
 of the groups takes as duplicates), sampled uniformly with `pipeline.label_loop.sample_accepted`
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.label_loop import sample_accepted
+from jobdedup.pipeline.label_loop import sample_accepted
 
 
 def draw(groups: pd.DataFrame, size: int, seed: int) -> pd.DataFrame:

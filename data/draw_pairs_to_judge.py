@@ -1,6 +1,6 @@
 """Draw pairs of real ads for judging by reading, so that the labels measure the product as used.
 
-    python -m data.draw_pairs_to_judge --ads ../shared/data/real_ads.parquet --out out/judging \
+    python -m jobdedup.data.draw_pairs_to_judge --ads ../shared/data/real_ads.parquet --out out/judging \
         [--model models/default/model.json] [--seed 13]
 
 The default model deduplicates all real ads; the pool of pairs is its candidate pairs, every pair
@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.engine import Deduplicator
-from pipeline.io import read_ads
+from jobdedup.pipeline.engine import Deduplicator
+from jobdedup.pipeline.io import read_ads
 
 HERE = Path(__file__).resolve().parent
 QUOTAS = {
@@ -112,7 +112,7 @@ def _blocking_keys(ads: pd.DataFrame, result) -> list[np.ndarray]:
 
 def _facts(ads: pd.DataFrame, model: Deduplicator, result, pool: pd.DataFrame) -> pd.DataFrame:
     """Model facts of every pool pair: features, probability, same final group, refs."""
-    from features.pairs import build_pair_features
+    from jobdedup.features.pairs import build_pair_features
 
     left, right = pool["i"].to_numpy(), pool["j"].to_numpy()
     features = build_pair_features(result.batch.inputs, left, right, 2)

@@ -1,6 +1,6 @@
 """Write `features/common_words.txt`: words that do not identify an employer.
 
-    python -m data.make_common_words --ads ../shared/data/real_ads.parquet
+    python -m jobdedup.data.make_common_words --ads ../shared/data/real_ads.parquet
 
 A word that the texts of many different employers use ("data", "share", "energy", "london",
 "microsoft" as a skill) says nothing about which employer an ad names, so it never counts as a
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from features.normalize import normalize_company
-from pipeline.clean import strip_markup
+from jobdedup.features.normalize import normalize_company
+from jobdedup.pipeline.clean import strip_markup
 
 OUT = Path(__file__).resolve().parent.parent / "features" / "common_words.txt"
 _WORD = re.compile(r"\w+")

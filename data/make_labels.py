@@ -1,6 +1,6 @@
 """Make labelled duplicate data from real job ads: distinct real vacancies, synthetic reposts, hard negatives.
 
-    python -m data.make_labels --ads ../shared/data/real_ads.parquet --out DIR [--n-base N] [--seed S]
+    python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out DIR [--n-base N] [--seed S]
                                [--test-corpora C1 C2 ...]
 
 1. Real ads are clustered into vacancies (5-word-shingle Jaccard >= 0.3 of descriptions, or the same
@@ -26,10 +26,10 @@ import pyarrow.parquet as pq
 from datasketch import MinHash, MinHashLSH
 from rapidfuzz import fuzz, process
 
-from data import textops as tx
-from data.negatives import make_negative
-from data.places import towns_by_country
-from data.reposts import GENDER_RE, LEGAL_RE, context_of, make_repost
+from jobdedup.data import textops as tx
+from jobdedup.data.negatives import make_negative
+from jobdedup.data.places import towns_by_country
+from jobdedup.data.reposts import GENDER_RE, LEGAL_RE, context_of, make_repost
 
 COLUMNS = [
     "ad_id",

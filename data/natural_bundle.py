@@ -7,7 +7,7 @@ Pairs whose ads both come from training corpora go to training; pairs touching a
 - `natural_test_ads.parquet`, `natural_test_pairs.csv`
 
 Run (needs the real corpus, which is not bundled):
-    python -m data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
+    python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from data.make_labels import DEFAULT_TEST_CORPORA
+from jobdedup.data.make_labels import DEFAULT_TEST_CORPORA
 
 PAIRS_FILE = Path(__file__).resolve().parent / "natural_pairs.csv"
 PAIR_COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "reason"]

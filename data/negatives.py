@@ -18,9 +18,9 @@ import re
 
 import numpy as np
 
-from data import textops as tx
-from data.places import REGIONS, Place, region_name, with_town
-from data.reposts import (
+from jobdedup.data import textops as tx
+from jobdedup.data.places import REGIONS, Place, region_name, with_town
+from jobdedup.data.reposts import (
     MONEY_RE,
     REF_RE,
     Context,

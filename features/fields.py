@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from features.listings import listing_keys
-from features.normalize import (
+from jobdedup.features.listings import listing_keys
+from jobdedup.features.normalize import (
     ad_regions,
     extract_contacts,
     extract_domains,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from features.shingle_sets import ShingleSets, intersection_sizes
+from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes
 
 
 def named_in_other_text(

@@ -19,10 +19,10 @@ import pandas as pd
 from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
-from features.employers import employer_conflict
-from features.mentions import named_in_other_text
-from features.shingle_sets import ShingleSets, intersection_sizes, word_sets
-from features.titles import specific_words_only_one_side, title_level_differs
+from jobdedup.features.employers import employer_conflict
+from jobdedup.features.mentions import named_in_other_text
+from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, word_sets
+from jobdedup.features.titles import specific_words_only_one_side, title_level_differs
 
 FEATURES: list[str] = [
     "minhash_core",

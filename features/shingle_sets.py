@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from xxhash import xxh3_64_intdigest
 
-from features.kernels import intersection_counts
+from jobdedup.features.kernels import intersection_counts
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from features.shingle_sets import intersection_sizes, word_sets
+from jobdedup.features.shingle_sets import intersection_sizes, word_sets
 
 LEVEL_WORDS = frozenset(
     [

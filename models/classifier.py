@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import GroupKFold
 
-from models.thresholds import threshold_for_precision
+from jobdedup.models.thresholds import threshold_for_precision
 
 SMALL_PREDICT = 5_000  # fewer pairs than this are scored on one thread (see `predict_proba`)
 

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from features.pairs import PairInputs, build_pair_features
+from jobdedup.features.pairs import PairInputs, build_pair_features
 
 DUP_TYPES: tuple[str, ...] = ("FULL", "SEMANTIC", "TEMPORAL", "PARTIAL")
 TEMPORAL_GAP_DAYS = 14.0

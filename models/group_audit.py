@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from features.employers import same_employer_names
+from jobdedup.features.employers import same_employer_names
 
 
 def _employer_count(names: list[str]) -> int:

@@ -16,13 +16,13 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from pipeline.candidates import CandidateReport, lsh_candidates
-from pipeline.config import Config
-from pipeline.engine import DedupResult, _group_ids, evaluate_result
-from pipeline.group import GroupReport
-from pipeline.io import Labels
-from pipeline.prepare import PreparedBatch
-from pipeline.sketch import minhash_signatures
+from jobdedup.pipeline.candidates import CandidateReport, lsh_candidates
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.engine import DedupResult, _group_ids, evaluate_result
+from jobdedup.pipeline.group import GroupReport
+from jobdedup.pipeline.io import Labels
+from jobdedup.pipeline.prepare import PreparedBatch
+from jobdedup.pipeline.sketch import minhash_signatures
 
 THRESHOLDS = np.round(np.arange(0.05, 1.0, 0.05), 2)
 

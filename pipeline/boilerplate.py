@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from features.shingle_sets import sorted_member, sorted_union
-from pipeline.tokenizer import Tokens
+from jobdedup.features.shingle_sets import sorted_member, sorted_union
+from jobdedup.pipeline.tokenizer import Tokens
 
 
 def find_boilerplate_blocks(

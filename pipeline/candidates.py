@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from features.shingle_sets import sorted_unique
-from pipeline.sketch import EMPTY_SIGNATURE_VALUE
+from jobdedup.features.shingle_sets import sorted_unique
+from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
 _BAND_MULTIPLIERS = np.array(
     [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xD6E8FEB86659FD93, 0xA0761D6478BD642F] * 8,

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from models.persistence import ModelFileError
-from pipeline.config import Config
-from pipeline.errors import JobdedupError
-from data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS
-from pipeline.io import read_ads, read_ads_streamed, read_labels
-from pipeline.model_files import model_from_args, write_outputs
+from jobdedup.models.persistence import ModelFileError
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.errors import JobdedupError
+from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS
+from jobdedup.pipeline.io import read_ads, read_ads_streamed, read_labels
+from jobdedup.pipeline.model_files import model_from_args, write_outputs
 
 FIGURE_ROWS = [
     ("precision", "precision (same final group)"),
@@ -165,15 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
     _max_description_chars(evaluate)
     _common(evaluate)
 
-    from pipeline.explain import add_explain_parser
-    from pipeline.label_loop import add_label_parser
+    from jobdedup.pipeline.explain import add_explain_parser
+    from jobdedup.pipeline.label_loop import add_label_parser
 
     add_explain_parser(commands, _common)
     add_label_parser(commands, _common)
-    from pipeline.index.cli import add_index_parser
+    from jobdedup.pipeline.index.cli import add_index_parser
 
     add_index_parser(commands, _common)
-    from pipeline.serve import add_serve_parser
+    from jobdedup.pipeline.serve import add_serve_parser
 
     add_serve_parser(commands, _common)
     return parser
@@ -211,7 +211,7 @@ def _fmt(value: Any) -> str:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
     if args.model.exists() and not args.force:
         raise JobdedupError(f"{args.model}: exists; pass --force to overwrite it")
@@ -238,7 +238,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     if getattr(args, "spark_master", None) and getattr(args, "engine", "embedded") != "spark":
         raise JobdedupError("--spark-master needs --engine spark")
     if getattr(args, "engine", "embedded") == "spark":
-        from pipeline.spark_engine import cmd_dedup_spark
+        from jobdedup.pipeline.spark_engine import cmd_dedup_spark
 
         return cmd_dedup_spark(args)
     model = model_from_args(args)
@@ -250,7 +250,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     result = model.run(ads, keep_text=False, descriptions=descriptions)
     write_outputs(result.pairs, result.groups, args.out)
     if args.format == "eurostat":
-        from pipeline.eurostat import write_eurostat
+        from jobdedup.pipeline.eurostat import write_eurostat
 
         count = write_eurostat(result, args.out / "duplicates.csv")
         print(f"wrote {count} duplicate pairs to {args.out / 'duplicates.csv'} (Eurostat format)")
@@ -290,7 +290,7 @@ def print_employer_splits(splits: list, shown: int = 3) -> None:
 
 def _evaluate(model, ads_path: Path, labels_path: Path, with_baseline: bool):
     """Run and score the model on labelled ads: (result, figures, baseline figures or None)."""
-    from pipeline.baseline import minhash_threshold_baseline
+    from jobdedup.pipeline.baseline import minhash_threshold_baseline
 
     ads = read_ads(ads_path, model.config.max_description_chars)
     labels = read_labels(labels_path, ads=ads)
@@ -307,11 +307,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if "estimated_precision" in figures:
         print(format_precision_estimate(figures))
     if "per_type" in figures:
-        from pipeline.explain import format_per_type
+        from jobdedup.pipeline.explain import format_per_type
 
         print(format_per_type(figures["per_type"]))
     if args.report:
-        from pipeline.report import write_report
+        from jobdedup.pipeline.report import write_report
 
         labels = read_labels(args.labels, ads=result.batch.ads)
         page = write_report(model, result, labels, figures, args.report)
@@ -345,7 +345,7 @@ def _json_default(value: Any) -> Any:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -389,19 +389,19 @@ COMMANDS = {"demo": cmd_demo, "train": cmd_train, "dedup": cmd_dedup, "evaluate"
 def _command(name: str):
     """The function running a command (explain and label live in their own modules)."""
     if name == "explain":
-        from pipeline.explain import cmd_explain
+        from jobdedup.pipeline.explain import cmd_explain
 
         return cmd_explain
     if name == "label":
-        from pipeline.label_loop import cmd_label
+        from jobdedup.pipeline.label_loop import cmd_label
 
         return cmd_label
     if name == "index":
-        from pipeline.index.cli import cmd_index
+        from jobdedup.pipeline.index.cli import cmd_index
 
         return cmd_index
     if name == "serve":
-        from pipeline.serve import cmd_serve
+        from jobdedup.pipeline.serve import cmd_serve
 
         return cmd_serve
     return COMMANDS[name]

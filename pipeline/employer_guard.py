@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from features.employers import same_employer_names
-from pipeline.union_find import components
+from jobdedup.features.employers import same_employer_names
+from jobdedup.pipeline.union_find import components
 
 
 @dataclass(frozen=True)

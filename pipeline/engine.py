@@ -23,21 +23,21 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from features.pairs import MODEL_FEATURES, build_pair_features, monotone_constraints
-from models.classifier import PairClassifier
-from models.dup_types import assign_dup_types, dup_types_of_pairs, per_type_metrics
-from models.metrics import bcubed, estimated_precision, pair_metrics, reduction_ratio
-from models.persistence import load_model_file, save_model_file
-from models.rules import apply_rules, rule_names
-from pipeline.boilerplate import merge_block_sets
-from pipeline.candidates import CandidateReport, generate_candidates
-from pipeline.config import Config
-from pipeline.errors import InputWarning
-from pipeline.employer_guard import split_mixed_employers
-from pipeline.group import GroupReport, group_ads
-from pipeline.io import ADS_COLUMNS, Labels
-from pipeline.prepare import PreparedBatch, prepare_batch
-from pipeline.progress import Progress
+from jobdedup.features.pairs import MODEL_FEATURES, build_pair_features, monotone_constraints
+from jobdedup.models.classifier import PairClassifier
+from jobdedup.models.dup_types import assign_dup_types, dup_types_of_pairs, per_type_metrics
+from jobdedup.models.metrics import bcubed, estimated_precision, pair_metrics, reduction_ratio
+from jobdedup.models.persistence import load_model_file, save_model_file
+from jobdedup.models.rules import apply_rules, rule_names
+from jobdedup.pipeline.boilerplate import merge_block_sets
+from jobdedup.pipeline.candidates import CandidateReport, generate_candidates
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.errors import InputWarning
+from jobdedup.pipeline.employer_guard import split_mixed_employers
+from jobdedup.pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline.io import ADS_COLUMNS, Labels
+from jobdedup.pipeline.prepare import PreparedBatch, prepare_batch
+from jobdedup.pipeline.progress import Progress
 
 MODEL_KIND = "jobdedup.Deduplicator"
 MIN_LINK_THRESHOLD = 0.5
@@ -291,7 +291,7 @@ class Deduplicator:
     @classmethod
     def load(cls, path: str | Path) -> Deduplicator:
         """Read a model saved by `save`; refuses foreign, tampered or incompatible files."""
-        from models.persistence import ModelFileError
+        from jobdedup.models.persistence import ModelFileError
 
         manifest, booster = load_model_file(path)
         if manifest.get("kind") != MODEL_KIND:

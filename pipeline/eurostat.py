@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from models.dup_types import dup_types_of_pairs
-from pipeline.engine import DedupResult
+from jobdedup.models.dup_types import dup_types_of_pairs
+from jobdedup.pipeline.engine import DedupResult
 
 
 def group_pairs(groups: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from features.normalize import LEGAL_FORM_WORDS
-from features.requisitions import LABEL_WORDS
-from features.shingle_sets import ShingleSets, sorted_member, sorted_unique
-from pipeline.sketch import tokenize
-from pipeline.tokenizer import Tokens
+from jobdedup.features.normalize import LEGAL_FORM_WORDS
+from jobdedup.features.requisitions import LABEL_WORDS
+from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from jobdedup.pipeline.sketch import tokenize
+from jobdedup.pipeline.tokenizer import Tokens
 
 GENERIC_NAME_WORDS = frozenset(
     (

@@ -22,17 +22,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from features.pairs import build_pair_features
-from models.dup_types import DUP_TYPES, assign_dup_types
-from models.rules import rule_names
-from pipeline.boilerplate import merge_block_sets
-from pipeline.clean import clean_description, split_blocks
-from pipeline.errors import JobdedupError
-from pipeline.prepare import PreparedBatch
-from pipeline.sketch import WORD, block_key
+from jobdedup.features.pairs import build_pair_features
+from jobdedup.models.dup_types import DUP_TYPES, assign_dup_types
+from jobdedup.models.rules import rule_names
+from jobdedup.pipeline.boilerplate import merge_block_sets
+from jobdedup.pipeline.clean import clean_description, split_blocks
+from jobdedup.pipeline.errors import JobdedupError
+from jobdedup.pipeline.prepare import PreparedBatch
+from jobdedup.pipeline.sketch import WORD, block_key
 
 if TYPE_CHECKING:
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
 SHOWN_FIELDS = ("title", "company", "location", "posted_at", "source", "url")
 
@@ -216,8 +216,8 @@ def add_explain_parser(commands: Any, common: Callable[[argparse.ArgumentParser]
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run `jobdedup explain`: plain text on stdout, JSON with `--json`."""
-    from pipeline.model_files import model_from_args
-    from pipeline.io import read_ads
+    from jobdedup.pipeline.model_files import model_from_args
+    from jobdedup.pipeline.io import read_ads
 
     model = model_from_args(args)
     ads = read_ads(args.ads, model.config.max_description_chars)

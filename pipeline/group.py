@@ -29,7 +29,7 @@ from scipy.cluster.hierarchy import linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from pipeline.union_find import find, flat_clusters, union
+from jobdedup.pipeline.union_find import find, flat_clusters, union
 
 PairScorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

@@ -34,11 +34,11 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import JobdedupError
-from pipeline.io import csv_delimiter
+from jobdedup.pipeline.errors import JobdedupError
+from jobdedup.pipeline.io import csv_delimiter
 
 if TYPE_CHECKING:
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
 HEADER = ["ad_id_a", "ad_id_b", "label"]
 SAMPLES = ("accepted", "uncertain")
@@ -230,7 +230,7 @@ def render_pair(
     ad_a: pd.Series, ad_b: pd.Series, probability: float, width: int, color: bool, max_lines: int
 ) -> str:
     """Two ads side by side: fields (≠ where they differ), then descriptions, differences highlighted."""
-    from pipeline.report import _words, shared_word_mask
+    from jobdedup.pipeline.report import _words, shared_word_mask
 
     column = max(20, (width - 3) // 2)
     out = [
@@ -402,9 +402,9 @@ def retrain(
     model: Deduplicator, ads: pd.DataFrame, labels_path: Path, model_out: Path, with_bundled: bool = True
 ) -> Deduplicator:
     """Train a new model on ADS + LABELS (pooled with the bundled training sets) and save it."""
-    from data import BUNDLED_DATA, TRAINING_SETS
-    from pipeline.engine import Deduplicator
-    from pipeline.io import read_ads, read_labels
+    from jobdedup.data import BUNDLED_DATA, TRAINING_SETS
+    from jobdedup.pipeline.engine import Deduplicator
+    from jobdedup.pipeline.io import read_ads, read_labels
 
     ads_sets = [ads]
     label_sets = [read_labels(labels_path, ads=ads)]
@@ -459,8 +459,8 @@ def add_label_parser(commands: Any, common: Callable[[argparse.ArgumentParser], 
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Run `jobdedup label`."""
-    from pipeline.model_files import model_from_args
-    from pipeline.io import read_ads
+    from jobdedup.pipeline.model_files import model_from_args
+    from jobdedup.pipeline.io import read_ads
 
     if args.retrain and args.retrain.exists() and not args.force:
         raise JobdedupError(f"{args.retrain}: exists; pass --force to let --retrain overwrite it")

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.engine import Deduplicator
-from pipeline.io import write_table
+from jobdedup.pipeline.engine import Deduplicator
+from jobdedup.pipeline.io import write_table
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "default" / "model.json"
 

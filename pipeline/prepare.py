@@ -16,15 +16,21 @@ import pandas as pd
 from joblib import Parallel, delayed
 from joblib.externals.loky import get_reusable_executor
 
-from features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
-from features.pairs import PairInputs
-from features.requisitions import requisition_numbers
-from features.shingle_sets import ShingleSets, sorted_member
-from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
-from pipeline.config import Config
-from pipeline.evidence import employer_words, may_name_requisition, mention_sets, place_words, vocabulary
-from pipeline.sketch import kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
-from pipeline.tokenizer import Tokens
+from jobdedup.features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
+from jobdedup.features.pairs import PairInputs
+from jobdedup.features.requisitions import requisition_numbers
+from jobdedup.features.shingle_sets import ShingleSets, sorted_member
+from jobdedup.pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.evidence import (
+    employer_words,
+    may_name_requisition,
+    mention_sets,
+    place_words,
+    vocabulary,
+)
+from jobdedup.pipeline.sketch import kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
+from jobdedup.pipeline.tokenizer import Tokens
 
 STATUS_OK = "ok"
 STATUS_FIELDS_ONLY = "no_text:fields_only"

@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from features.pairs import build_pair_features
-from models.metrics import reduction_ratio
-from pipeline.candidates import lsh_candidates, lsh_probability
-from pipeline.clean import clean_description
-from pipeline.engine import Deduplicator, DedupResult, _evaluation_universe
-from pipeline.io import Labels
-from pipeline.sketch import WORD
+from jobdedup.features.pairs import build_pair_features
+from jobdedup.models.metrics import reduction_ratio
+from jobdedup.pipeline.candidates import lsh_candidates, lsh_probability
+from jobdedup.pipeline.clean import clean_description
+from jobdedup.pipeline.engine import Deduplicator, DedupResult, _evaluation_universe
+from jobdedup.pipeline.io import Labels
+from jobdedup.pipeline.sketch import WORD
 
 WORST_SHOWN = 20
 SHINGLE_WORDS = 5

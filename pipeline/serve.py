@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import JobdedupError
-from pipeline.io import ADS_COLUMNS
+from jobdedup.pipeline.errors import JobdedupError
+from jobdedup.pipeline.io import ADS_COLUMNS
 
 MAX_ADS = 10_000
 MAX_BYTES = 20 * 1024 * 1024
@@ -196,7 +196,7 @@ class Service:
         wait: float = 60.0,
         readers: int = READERS,
     ) -> None:
-        from pipeline.index.cache import KeyCache, open_cached
+        from jobdedup.pipeline.index.cache import KeyCache, open_cached
 
         self.index_path = Path(index_path)
         self.model = model.with_config(show_progress=False)
@@ -242,9 +242,9 @@ def create_app(service: Service) -> Any:
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
-    from pipeline.index import IndexLockedError
-    from pipeline.index.core import Index
-    from pipeline.prepare import SMALL_BATCH  # fewer ads: checked on one thread (check_model)
+    from jobdedup.pipeline.index import IndexLockedError
+    from jobdedup.pipeline.index.core import Index
+    from jobdedup.pipeline.prepare import SMALL_BATCH  # fewer ads: checked on one thread (check_model)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -551,7 +551,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run `jobdedup serve` until interrupted."""
     import uvicorn
 
-    from pipeline.model_files import model_from_args
+    from jobdedup.pipeline.model_files import model_from_args
 
     _limit_heap_arenas()
     token = read_token(args.token_file) if args.token_file else None

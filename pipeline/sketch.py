@@ -25,10 +25,10 @@ from typing import TypeVar
 import numpy as np
 from datasketch import MinHash
 
-from features.kernels import minhash_rows, window_shingles
-from features.shingle_sets import ShingleSets
-from pipeline.clean import text_for_kernel
-from pipeline.tokenizer import Tokens, tokenize_utf8
+from jobdedup.features.kernels import minhash_rows, window_shingles
+from jobdedup.features.shingle_sets import ShingleSets
+from jobdedup.pipeline.clean import text_for_kernel
+from jobdedup.pipeline.tokenizer import Tokens, tokenize_utf8
 
 WORD = re.compile(r"\w+")
 LONG_LINE_WORDS = 50

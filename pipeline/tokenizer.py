@@ -33,7 +33,7 @@ from functools import cache
 import numpy as np
 from numba import njit, prange
 
-from features.kernels import set_kernel_threads
+from jobdedup.features.kernels import set_kernel_threads
 
 _INVISIBLE = (
     "\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"

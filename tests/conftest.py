@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.engine import Deduplicator
-from pipeline.io import read_ads, read_labels
+from jobdedup.pipeline.engine import Deduplicator
+from jobdedup.pipeline.io import read_ads, read_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
@@ -19,9 +19,9 @@ DATA = ROOT / "data"
 def run_cli(
     *args: object, stdin: str | None = None, timeout: float | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m pipeline.cli ARGS` in its own process, as a user runs it (output captured)."""
+    """`python -m jobdedup.pipeline.cli ARGS` in its own process, as a user runs it (output captured)."""
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *map(str, args)],
+        [sys.executable, "-m", "jobdedup.pipeline.cli", *map(str, args)],
         input=stdin,
         capture_output=True,
         text=True,
@@ -55,7 +55,7 @@ def held_out_model() -> Deduplicator:
     The shipped default model is trained on every bundled labelled set, test sets included, so
     quality claims on the test sets are checked with this one.
     """
-    from pipeline.config import Config
+    from jobdedup.pipeline.config import Config
 
     ads = [read_ads(DATA / "train_ads.parquet"), read_ads(DATA / "natural_train_ads.parquet")]
     labels = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.candidates import generate_candidates, lsh_candidates, lsh_probability, pairs_from_keys
-from pipeline.sketch import EMPTY_SIGNATURE_VALUE, minhash_signatures, shingle_sets, tokenize
+from jobdedup.pipeline.candidates import generate_candidates, lsh_candidates, lsh_probability, pairs_from_keys
+from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE, minhash_signatures, shingle_sets, tokenize
 
 
 def test_pairs_from_equal_keys_only():

@@ -6,7 +6,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.clean import clean_description, clean_descriptions, split_blocks
+from jobdedup.pipeline.clean import clean_description, clean_descriptions, split_blocks
 
 
 def test_html_scripts_styles_and_entities_are_removed():

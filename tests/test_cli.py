@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from pipeline.cli import main
+from jobdedup.pipeline.cli import main
 from tests.conftest import DATA, run_cli
 
 COMMANDS = ["demo", "train", "dedup", "evaluate"]

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from pipeline.cli import main
+from jobdedup.pipeline.cli import main
 
 # Each example runs six commands (~5 s); a failure is reported as found, not shrunk (shrinking
 # such examples takes minutes).

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.pairs import build_pair_features
-from models.dup_types import assign_dup_types, per_type_metrics
-from pipeline.cli import main
-from pipeline.io import validate_ads
+from jobdedup.features.pairs import build_pair_features
+from jobdedup.models.dup_types import assign_dup_types, per_type_metrics
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.io import validate_ads
 
 BODY = [
     "Northwind Analytics is looking for a Data Engineer to join our platform team in London.",

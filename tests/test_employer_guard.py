@@ -9,8 +9,8 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from pipeline import employer_guard as guard
-from pipeline.employer_guard import EmployerSplit, split_mixed_employers
+from jobdedup.pipeline import employer_guard as guard
+from jobdedup.pipeline.employer_guard import EmployerSplit, split_mixed_employers
 
 
 def _reference_split_mixed_employers(

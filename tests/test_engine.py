@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.engine import Deduplicator
-from pipeline.sketch import shingle_sets, tokenize
-from pipeline.clean import clean_descriptions
+from jobdedup.pipeline.engine import Deduplicator
+from jobdedup.pipeline.sketch import shingle_sets, tokenize
+from jobdedup.pipeline.clean import clean_descriptions
 
 
 def test_groups_list_every_input_ad_once_and_pairs_follow_the_contract(test_ads, test_result):
@@ -26,7 +26,7 @@ def test_groups_list_every_input_ad_once_and_pairs_follow_the_contract(test_ads,
 
 
 def test_held_out_quality_beats_the_plain_way(held_out_model, test_ads, test_labels, held_out_result):
-    from pipeline.baseline import minhash_threshold_baseline
+    from jobdedup.pipeline.baseline import minhash_threshold_baseline
 
     figures = held_out_model.evaluate(test_ads, test_labels, result=held_out_result)
     baseline = minhash_threshold_baseline(held_out_result.batch, test_labels, held_out_model.config)
@@ -80,7 +80,7 @@ def test_same_seed_gives_identical_outputs(default_model, test_ads):
 
 
 def test_fit_save_load_round_trip(tmp_path, test_ads, test_labels):
-    from pipeline.config import Config
+    from jobdedup.pipeline.config import Config
 
     model = Deduplicator(Config(show_progress=False, n_estimators=40)).fit(test_ads, test_labels)
     model.save(tmp_path / "m.json")
@@ -94,7 +94,7 @@ def test_fit_save_load_round_trip(tmp_path, test_ads, test_labels):
 def test_hand_checked_natural_pairs_held_out(held_out_model):
     """Hand-judged natural pairs from corpora the model never trained on (measured 2026-11-24:
     precision 0.967, recall 0.674 over 476 duplicates; the bounds sit a few pairs below)."""
-    from pipeline.io import read_ads, read_labels
+    from jobdedup.pipeline.io import read_ads, read_labels
     from tests.conftest import DATA
 
     ads = read_ads(DATA / "natural_test_ads.parquet")

@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from features.pairs import build_pair_features
-from features.requisitions import requisition_numbers
-from models.rules import apply_rules, rule_names
-from pipeline.clean import cut_listing_widgets
-from pipeline.config import Config
-from pipeline.employer_guard import split_mixed_employers
-from pipeline.prepare import prepare_batch
+from jobdedup.features.pairs import build_pair_features
+from jobdedup.features.requisitions import requisition_numbers
+from jobdedup.models.rules import apply_rules, rule_names
+from jobdedup.pipeline.clean import cut_listing_widgets
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.employer_guard import split_mixed_employers
+from jobdedup.pipeline.prepare import prepare_batch
 
 BODY = (
     "Wir suchen zum nächstmöglichen Eintritt eine Verstärkung für unser IT Team in Salzburg. "
@@ -149,7 +149,7 @@ def test_same_listing_is_one_vacancy():
 
 
 def test_malformed_url_is_no_listing():
-    from features.listings import listing_keys
+    from jobdedup.features.listings import listing_keys
 
     urls = pd.Series(["http://[::1 http://[::1", "https://www.karriere.at/jobs/7095220/", None])
     assert listing_keys(urls).tolist() == [None, "karriere.at/jobs/7095220", None]

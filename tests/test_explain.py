@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.pairs import build_pair_features
-from pipeline.cli import main
-from pipeline.explain import compare_blocks, explain_pair, format_explanation
+from jobdedup.features.pairs import build_pair_features
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.explain import compare_blocks, explain_pair, format_explanation
 from tests.conftest import DATA
 
 
@@ -118,7 +118,7 @@ def test_new_commands_have_help(command, capsys):
 def test_a_decision_rule_shows_and_sets_the_probability(default_model, test_ads, test_result):
     """Where a decision rule holds (e.g. two known employers clearly differ), explain names it and
     reports the probability `dedup` wrote, not the trees' own."""
-    from models.rules import rule_names
+    from jobdedup.models.rules import rule_names
 
     pairs = test_result.pairs
     ids = test_result.batch.ads["ad_id"].astype(str).tolist()

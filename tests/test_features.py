@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from features.pairs import FEATURES, build_pair_features
-from pipeline.config import Config
-from pipeline.prepare import prepare_batch
+from jobdedup.features.pairs import FEATURES, build_pair_features
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.prepare import prepare_batch
 
 WORDS = [f"word{i}" for i in range(120)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline.group import GroupReport, group_ads
 
 
 def _edges(rows):

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from pipeline import group
-from pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline import group
+from jobdedup.pipeline.group import GroupReport, group_ads
 
 
 def _reference_cut_oversized(

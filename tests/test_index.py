@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.cli import main
-from pipeline.index import Index, IndexLockedError, IndexMismatchError
-from pipeline.index.blocks import sighting_keys
-from pipeline.index.core import SLEEP_HOOK
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.index import Index, IndexLockedError, IndexMismatchError
+from jobdedup.pipeline.index.blocks import sighting_keys
+from jobdedup.pipeline.index.core import SLEEP_HOOK
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -149,7 +149,7 @@ def test_group_ids_stable_across_batches(five_batch_index):
 
 
 def test_with_corpus_boilerplate_known_batches_match_dedup(tmp_path, default_model, test_ads):
-    from pipeline.boilerplate import merge_block_sets
+    from jobdedup.pipeline.boilerplate import merge_block_sets
 
     model = default_model.with_config()
     model.boilerplate_ = merge_block_sets(
@@ -277,7 +277,7 @@ def _start_add(index: Path, ads_file: Path, env_extra: dict[str, str]) -> subpro
         [
             sys.executable,
             "-m",
-            "pipeline.cli",
+            "jobdedup.pipeline.cli",
             "index",
             "add",
             "--index",

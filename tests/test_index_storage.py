@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.index import Index, IndexFileError
-from pipeline.index import store as store_module
-from pipeline.index.rows import ROW_COLUMNS, RowPacker, raw_rows
-from pipeline.index.store import SPACE_KEYS, decode_part, encode_part, open_store
+from jobdedup.pipeline.index import Index, IndexFileError
+from jobdedup.pipeline.index import store as store_module
+from jobdedup.pipeline.index.rows import ROW_COLUMNS, RowPacker, raw_rows
+from jobdedup.pipeline.index.store import SPACE_KEYS, decode_part, encode_part, open_store
 
 
 @pytest.mark.parametrize("n", [1, 2, 1000])

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import InputError, InputWarning, JobdedupError
-from pipeline.io import (
+from jobdedup.pipeline.errors import InputError, InputWarning, JobdedupError
+from jobdedup.pipeline.io import (
     ADS_COLUMNS,
     Labels,
     read_ads,

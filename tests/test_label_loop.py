@@ -13,10 +13,10 @@ import time
 import pandas as pd
 import pytest
 
-from pipeline.cli import main
-from pipeline.errors import JobdedupError
-from pipeline.io import read_labels, validate_ads
-from pipeline.label_loop import LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.errors import JobdedupError
+from jobdedup.pipeline.io import read_labels, validate_ads
+from jobdedup.pipeline.label_loop import LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
 from tests.conftest import DATA, ROOT, run_cli
 
 SHOWN = re.compile(r"^\[\d+/\d+\] (\S+)  ~  (\S+)", re.MULTILINE)
@@ -85,7 +85,7 @@ def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
         [
             sys.executable,
             "-m",
-            "pipeline.cli",
+            "jobdedup.pipeline.cli",
             "label",
             "--ads",
             str(ads_csv),
@@ -122,7 +122,7 @@ def test_retrain_at_the_end(tmp_path, ads_csv):
     done = _label(ads_csv, labels, "y\nn\ny\nn\ny\nq\ny\n", "--retrain", str(model), "--labels-only")
     assert done.returncode == 0, done.stderr
     assert "retrained" in done.stdout and model.exists()
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
     assert 0.0 <= Deduplicator.load(model).threshold_ <= 1.0
 

@@ -16,7 +16,8 @@ def _modules() -> dict[str, Path]:
     found = {}
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
-            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            # Installed under one import package: the folder pipeline/ is `jobdedup.pipeline`.
+            name = ".".join(("jobdedup", *path.relative_to(ROOT).with_suffix("").parts))
             found[name.removesuffix(".__init__")] = path
     return found
 
@@ -101,9 +102,9 @@ def test_features_and_models_never_import_pipeline() -> None:
     wrong = {
         (module, target)
         for module, targets in graph.items()
-        if module.split(".")[0] in ("features", "models")
+        if module.split(".")[1] in ("features", "models")
         for target in targets
-        if target.split(".")[0] == "pipeline"
+        if target.split(".")[1] == "pipeline"
     }
     assert wrong == set()
 
@@ -116,8 +117,8 @@ def test_split_modules_stay_small(package: str) -> None:
 
 
 def test_public_names_import_from_where_they_were() -> None:
-    from features.normalize import LEGAL_FORM_WORDS, normalize_company  # noqa: F401
-    from pipeline.io import (  # noqa: F401
+    from jobdedup.features.normalize import LEGAL_FORM_WORDS, normalize_company  # noqa: F401
+    from jobdedup.pipeline.io import (  # noqa: F401
         ADS_COLUMNS,
         STRING,
         Labels,

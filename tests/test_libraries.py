@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from features.normalize import (
+from jobdedup.features.normalize import (
     ad_regions,
     extract_contacts,
     extract_domains,
@@ -20,7 +20,7 @@ from features.normalize import (
     normalize_title,
     registrable_domain,
 )
-from pipeline.clean import clean_description, markup_text, split_blocks, strip_markup
+from jobdedup.pipeline.clean import clean_description, markup_text, split_blocks, strip_markup
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,7 +120,7 @@ def test_ad_regions_from_location_url_and_source() -> None:
 
 
 def test_fields_read_phones_in_the_ads_country() -> None:
-    from features.fields import normalize_fields
+    from jobdedup.features.fields import normalize_fields
 
     ads = pd.DataFrame(
         {
@@ -172,7 +172,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
-from features.normalize import registrable_domain
+from jobdedup.features.normalize import registrable_domain
 assert registrable_domain("careers.acme.co.uk") == "acme.co.uk"
 assert registrable_domain("x.blogspot.com") == "x.blogspot.com"
 print("ok")
@@ -229,6 +229,6 @@ def test_legal_forms_ours_and_cleancos() -> None:
 
 
 def test_legal_form_words_still_public() -> None:
-    from features.normalize import LEGAL_FORM_WORDS
+    from jobdedup.features.normalize import LEGAL_FORM_WORDS
 
     assert {"gmbh", "ltd", "bv", "ag", "gbr", "בעמ"} <= LEGAL_FORM_WORDS

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from data import textops as tx
-from data.make_labels import generate, norm_name, pair_jaccards
+from jobdedup.data import textops as tx
+from jobdedup.data.make_labels import generate, norm_name, pair_jaccards
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.classifier import PairClassifier
-from models.persistence import ModelFileError, load_model_file, save_model_file
-from models.thresholds import threshold_for_precision
+from jobdedup.models.classifier import PairClassifier
+from jobdedup.models.persistence import ModelFileError, load_model_file, save_model_file
+from jobdedup.models.thresholds import threshold_for_precision
 
 
 def _toy_classifier() -> PairClassifier:

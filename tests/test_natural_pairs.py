@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from data.assemble_judgements import COLUMNS, assemble
-from models.dup_types import DUP_TYPES
+from jobdedup.data.assemble_judgements import COLUMNS, assemble
+from jobdedup.models.dup_types import DUP_TYPES
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 STRATA = {
@@ -68,7 +68,7 @@ def test_blind_second_reads_agree(assembled):
 def test_accepted_sample_labels_are_what_the_readers_wrote():
     """data/accepted_sample_labels.csv (the default model's uniform accepted sample) is exactly
     the readers' decided judgements joined to the drawn pairs, each marked `sample=accepted`."""
-    from data.draw_accepted_sample import assemble as assemble_accepted
+    from jobdedup.data.draw_accepted_sample import assemble as assemble_accepted
 
     folder = Path(__file__).resolve().parent.parent / "data"
     committed = pd.read_csv(folder / "accepted_sample_labels.csv", dtype=str, keep_default_na=False)

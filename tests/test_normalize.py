@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from features.normalize import (
+from jobdedup.features.normalize import (
     JOB_BOARD_DOMAINS,
     contacts,
     domains,

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.config import Config
-from pipeline.errors import InputWarning
-from pipeline.io import read_ads, read_ads_streamed
-from pipeline.prepare import prepare_batch
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.errors import InputWarning
+from jobdedup.pipeline.io import read_ads, read_ads_streamed
+from jobdedup.pipeline.prepare import prepare_batch
 
 
 def _prepared(ads: pd.DataFrame, jobs: int, chunk_size: int, descriptions=None):

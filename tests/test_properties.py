@@ -12,8 +12,8 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from features.fields import FIELD_COLUMNS, normalize_fields
-from features.normalize import (
+from jobdedup.features.fields import FIELD_COLUMNS, normalize_fields
+from jobdedup.features.normalize import (
     extract_domains,
     extract_emails,
     extract_phones,
@@ -24,18 +24,18 @@ from features.normalize import (
     normalize_text_key,
     normalize_title,
 )
-from features.pairs import FEATURES, build_pair_features
-from pipeline.clean import (
+from jobdedup.features.pairs import FEATURES, build_pair_features
+from jobdedup.pipeline.clean import (
     clean_description,
     clean_descriptions,
     html_to_text,
     normalize_unicode,
     split_blocks,
 )
-from pipeline.config import Config
-from pipeline.io import validate_ads
-from pipeline.prepare import prepare_batch
-from pipeline.sketch import EMPTY_SIGNATURE_VALUE, WORD, minhash_signatures, shingle_sets, tokenize
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.io import validate_ads
+from jobdedup.pipeline.prepare import prepare_batch
+from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE, WORD, minhash_signatures, shingle_sets, tokenize
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CONFIG = Config(show_progress=False)

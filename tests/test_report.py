@@ -6,8 +6,8 @@ import re
 
 import pandas as pd
 
-from pipeline.cli import main
-from pipeline.report import _highlighted, _pair_table, shared_word_mask, write_report
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.report import _highlighted, _pair_table, shared_word_mask, write_report
 from tests.conftest import DATA
 
 

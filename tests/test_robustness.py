@@ -2,7 +2,7 @@
 
 Everything here goes through the command line as a user meets it: ``pipeline.cli.main`` in-process
 (exit code and stderr via capsys) and, where the real process matters (stderr lines, tracebacks,
-exit codes), ``python -m pipeline.cli`` in a subprocess.
+exit codes), ``python -m jobdedup.pipeline.cli`` in a subprocess.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from features.pairs import MODEL_FEATURES
-from models.persistence import save_model_file
-from pipeline.cli import main
-from pipeline.model_files import DEFAULT_MODEL
-from pipeline.prepare import STATUS_FIELDS_ONLY, STATUS_NOT_COMPARABLE, STATUS_OK
+from jobdedup.features.pairs import MODEL_FEATURES
+from jobdedup.models.persistence import save_model_file
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.model_files import DEFAULT_MODEL
+from jobdedup.pipeline.prepare import STATUS_FIELDS_ONLY, STATUS_NOT_COMPARABLE, STATUS_OK
 from tests.conftest import DATA, run_cli
 
 CONTRACT_GROUP_COLUMNS = ["ad_id", "group_id", "group_size", "status"]

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.index import Index
-from pipeline.index.core import SLEEP_HOOK
+from jobdedup.pipeline.index import Index
+from jobdedup.pipeline.index.core import SLEEP_HOOK
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "s3cret-token-for-tests"
@@ -61,7 +61,7 @@ class Served:
         self.port = _free_port()
         self.log = log
         self.url = f"http://127.0.0.1:{self.port}"
-        args = [sys.executable, "-m", "pipeline.cli", "serve", "--index", str(index), "--port", str(self.port),
+        args = [sys.executable, "-m", "jobdedup.pipeline.cli", "serve", "--index", str(index), "--port", str(self.port),
                 "--wait", str(wait)]  # fmt: skip
         if token:
             token_file = log.with_suffix(".token")
@@ -130,7 +130,7 @@ def test_check_agrees_with_index_add_and_writes_nothing(served, test_ads, defaul
     shutil.copy(path, copy)
     batch.to_parquet(ads_file)
     added = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "index", "add", "--index", copy, "--ads", ads_file, "--out", out,
+        [sys.executable, "-m", "jobdedup.pipeline.cli", "index", "add", "--index", copy, "--ads", ads_file, "--out", out,
          "--quiet"], check=False, cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert added.returncode == 0, added.stderr
@@ -275,7 +275,7 @@ def test_no_ad_text_in_the_log(served):
 
 
 def test_writes_refused_beyond_loopback_without_token(default_model, tmp_path):
-    from pipeline.serve import Service, create_app, is_loopback
+    from jobdedup.pipeline.serve import Service, create_app, is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10")
@@ -343,7 +343,7 @@ def test_sigkill_during_add_then_restart_and_cli_writer_serialised(tmp_path, def
         ads_file = tmp_path / "cli_batch.parquet"
         batches[2].to_parquet(ads_file)
         cli = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "index", "add", "--index", path, "--ads", ads_file, "--quiet"],
+            [sys.executable, "-m", "jobdedup.pipeline.cli", "index", "add", "--index", path, "--ads", ads_file, "--quiet"],
             cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, SLEEP_HOOK: "8"},
         )  # fmt: skip
         for line in cli.stderr:  # (warnings, if any, come first)

@@ -7,9 +7,9 @@ from datasketch import MinHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from features.shingle_sets import ShingleSets
-from pipeline.boilerplate import core_word_mask, find_boilerplate_blocks
-from pipeline.sketch import _POSITION_MULTIPLIERS, minhash_signatures, shingle_sets, tokenize
+from jobdedup.features.shingle_sets import ShingleSets
+from jobdedup.pipeline.boilerplate import core_word_mask, find_boilerplate_blocks
+from jobdedup.pipeline.sketch import _POSITION_MULTIPLIERS, minhash_signatures, shingle_sets, tokenize
 
 
 def _sets(texts, k=5):

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.cli import main
-from pipeline.errors import InputError, JobdedupError
-from pipeline.io import write_table
+from jobdedup.pipeline.cli import main
+from jobdedup.pipeline.errors import InputError, JobdedupError
+from jobdedup.pipeline.io import write_table
 from tests.conftest import DATA, run_cli
 
 pytestmark = pytest.mark.timeout(600, method="thread")
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.timeout(600, method="thread")
 
 @pytest.fixture(scope="module")
 def spark():
-    from pipeline.spark_engine import spark_session
+    from jobdedup.pipeline.spark_engine import spark_session
 
     session = spark_session(
         "local[2]",
@@ -50,7 +50,7 @@ def _assert_same(
 
 
 def test_spark_engine_matches_embedded(spark, default_model, test_result):
-    from pipeline.spark_engine import SparkDeduplicator
+    from jobdedup.pipeline.spark_engine import SparkDeduplicator
 
     # 250 ads per partition: 3 partitions, so boilerplate must be merged across them as one slice.
     result = SparkDeduplicator(default_model, spark, ads_per_partition=250).run(DATA / "test_ads.parquet")
@@ -97,7 +97,7 @@ def test_cli_spark_engine_on_csv_matches_embedded(spark, test_ads, tmp_path):
 
 
 def test_spark_reader_rejects_repeated_ids(spark, tmp_path):
-    from pipeline.spark_engine import spark_dedup
+    from jobdedup.pipeline.spark_engine import spark_dedup
 
     ads = pd.DataFrame({"ad_id": ["a", "b", "a"], "description": ["x y z", "y z w", "z"]})
     ads.to_parquet(tmp_path / "ads.parquet", index=False)
@@ -109,7 +109,7 @@ def test_spark_reader_rejects_repeated_ids(spark, tmp_path):
 
 
 def test_connected_components_in_spark(spark):
-    from pipeline.spark_engine import connected_components
+    from jobdedup.pipeline.spark_engine import connected_components
 
     # a chain 0-1-...-9, a pair 20-21, a triangle 30-31-32
     edges = [(k, k + 1) for k in range(9)] + [(21, 20), (30, 31), (31, 32), (30, 32)]
@@ -121,7 +121,7 @@ def test_connected_components_in_spark(spark):
 
 
 def test_missing_pyspark_is_one_clear_line(monkeypatch, tmp_path, capsys):
-    from pipeline import spark_engine
+    from jobdedup.pipeline import spark_engine
 
     for name in [m for m in sys.modules if m == "pyspark" or m.startswith("pyspark.")]:
         monkeypatch.delitem(sys.modules, name)

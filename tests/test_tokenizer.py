@@ -8,8 +8,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.sketch import _POSITION_MULTIPLIERS, block_key, tokenize
-from pipeline.tokenizer import _INVISIBLE, _bound_steps, _bounds, _byte_classes, tokenize_utf8, utf8_buffer
+from jobdedup.pipeline.sketch import _POSITION_MULTIPLIERS, block_key, tokenize
+from jobdedup.pipeline.tokenizer import (
+    _INVISIBLE,
+    _bound_steps,
+    _bounds,
+    _byte_classes,
+    tokenize_utf8,
+    utf8_buffer,
+)
 
 TOKEN = re.compile(r"\w+|[.!?;:](?=\s)|\n")
 INVISIBLE = re.compile("[" + re.escape(_INVISIBLE) + "]")

@@ -7,7 +7,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from pipeline.union_find import components, flat_clusters
+from jobdedup.pipeline.union_find import components, flat_clusters
 
 
 def test_components_are_numbered_as_scipy_numbers_them():

@@ -21,10 +21,10 @@ Example:
 
 from __future__ import annotations
 
-from features.normalize.companies import LEGAL_FORM_WORDS, normalize_company
-from features.normalize.contact_fields import extract_contacts
-from features.normalize.contacts import extract_emails
-from features.normalize.domains import (
+from jobdedup.features.normalize.companies import LEGAL_FORM_WORDS, normalize_company
+from jobdedup.features.normalize.contact_fields import extract_contacts
+from jobdedup.features.normalize.contacts import extract_emails
+from jobdedup.features.normalize.domains import (
     FREE_MAIL_DOMAINS,
     GENERIC_DOMAINS,
     JOB_BOARD_DOMAINS,
@@ -32,11 +32,16 @@ from features.normalize.domains import (
     extract_domains,
     registrable_domain,
 )
-from features.normalize.locations import location_and_city, location_city, location_parts, normalize_location
-from features.normalize.phones import extract_phones
-from features.normalize.regions import ad_regions
-from features.normalize.text import normalize_occupation, normalize_text_key
-from features.normalize.titles import normalize_title
+from jobdedup.features.normalize.locations import (
+    location_and_city,
+    location_city,
+    location_parts,
+    normalize_location,
+)
+from jobdedup.features.normalize.phones import extract_phones
+from jobdedup.features.normalize.regions import ad_regions
+from jobdedup.features.normalize.text import normalize_occupation, normalize_text_key
+from jobdedup.features.normalize.titles import normalize_title
 
 __all__ = [
     "FREE_MAIL_DOMAINS",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from features.normalize.contacts import (
+from jobdedup.features.normalize.contacts import (
     _RE2_MAY_HAVE_DOMAINS,
     _RE2_MAY_HAVE_EMAILS,
     _RE2_PHONE_HINT,
@@ -14,9 +14,9 @@ from features.normalize.contacts import (
     _contact_series,
     _emails,
 )
-from features.normalize.domains import _domains
-from features.normalize.phones import _phones
-from features.normalize.unique import _check_series
+from jobdedup.features.normalize.domains import _domains
+from jobdedup.features.normalize.phones import _phones
+from jobdedup.features.normalize.unique import _check_series
 
 
 def extract_contacts(

@@ -14,12 +14,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from features.normalize.text import (
+from jobdedup.features.normalize.text import (
     _INVISIBLE,
     _INVISIBLE_RE,
     _code_point_runs,
 )
-from features.normalize.unique import _check_series
+from jobdedup.features.normalize.unique import _check_series
 
 # --------------------------------------------------------------------------------------------
 # Contacts: e-mails, phones, domains

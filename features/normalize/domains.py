@@ -10,7 +10,7 @@ import re
 import pandas as pd
 import tldextract
 
-from features.normalize.contacts import (
+from jobdedup.features.normalize.contacts import (
     _FILE_TLDS,
     _RE2_MAY_HAVE_DOMAINS,
     _Contact,
@@ -18,7 +18,7 @@ from features.normalize.contacts import (
     _has_obfuscated_at,
     _map_contacts,
 )
-from features.normalize.unique import _check_series
+from jobdedup.features.normalize.unique import _check_series
 
 # Job boards, aggregators and applicant-tracking systems: their domain says nothing about
 # the employer, so they never count as a shared contact.

@@ -6,11 +6,11 @@ import re
 
 import pandas as pd
 
-from features.normalize.text import (
+from jobdedup.features.normalize.text import (
     _key,
     _preclean,
 )
-from features.normalize.unique import _broadcast, _check_series, _map_unique, _unique_results
+from jobdedup.features.normalize.unique import _broadcast, _check_series, _map_unique, _unique_results
 
 # --------------------------------------------------------------------------------------------
 # Locations

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 import pandas as pd
 import phonenumbers
 
-from features.normalize.contacts import (
+from jobdedup.features.normalize.contacts import (
     _RE2_PHONE_HINT,
     _Contact,
     _map_contacts,
 )
-from features.normalize.unique import _check_series
+from jobdedup.features.normalize.unique import _check_series
 
 # Phone candidates: international (+/00), trunk-prefixed (0...), or North American 3-3-4.
 _PHONE_RE = re.compile(r"(?<![\w.,/£$€+-])(?:\+|\(\s*\+)?\(?\d[\d ().\-/\u00a0]{6,22}\d(?!\d)")

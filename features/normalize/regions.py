@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 import phonenumbers
 
-from features.normalize.domains import JOB_BOARD_DOMAINS, SUFFIX_LIST
-from features.normalize.unique import _map_unique
+from jobdedup.features.normalize.domains import JOB_BOARD_DOMAINS, SUFFIX_LIST
+from jobdedup.features.normalize.unique import _map_unique
 
 __all__ = ["ad_regions"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import ftfy
 import pandas as pd
 
-from features.normalize.unique import _check_series, _map_unique
+from jobdedup.features.normalize.unique import _check_series, _map_unique
 
 # --------------------------------------------------------------------------------------------
 # Generic text key

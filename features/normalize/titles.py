@@ -6,12 +6,12 @@ import re
 
 import pandas as pd
 
-from features.normalize.text import (
+from jobdedup.features.normalize.text import (
     _fixpoint,
     _key,
     _preclean,
 )
-from features.normalize.unique import _check_series, _map_unique
+from jobdedup.features.normalize.unique import _check_series, _map_unique
 
 # --------------------------------------------------------------------------------------------
 # Titles

@@ -1,13 +1,19 @@
 """The incremental index: a persistent store of every ad seen, each new batch scored against it.
 
 Example:
-    >>> from pipeline.index import Index  # doctest: +SKIP
+    >>> from jobdedup.pipeline.index import Index  # doctest: +SKIP
     >>> with Index.open("ads.jdx") as index:  # doctest: +SKIP
     ...     pairs, groups, merges = index.add(new_ads, model)
 """
 
-from pipeline.index.core import AddResult, Index, IndexMismatchError
-from pipeline.index.store import IndexFileError, IndexLockedError, IndexStore, SqliteStore, open_store
+from jobdedup.pipeline.index.core import AddResult, Index, IndexMismatchError
+from jobdedup.pipeline.index.store import (
+    IndexFileError,
+    IndexLockedError,
+    IndexStore,
+    SqliteStore,
+    open_store,
+)
 
 __all__ = [
     "AddResult",

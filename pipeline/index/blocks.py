@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 from xxhash import xxh3_64_intdigest
 
-from features.shingle_sets import sorted_member, sorted_unique
-from pipeline.boilerplate import find_boilerplate_blocks, merge_block_sets
-from pipeline.config import Config
-from pipeline.prepare import PreparedBatch
+from jobdedup.features.shingle_sets import sorted_member, sorted_unique
+from jobdedup.pipeline.boilerplate import find_boilerplate_blocks, merge_block_sets
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.prepare import PreparedBatch
 
 SIGHTING_KEY_BITS = 48
 _NO_VALUE = "\x00none"  # a missing title or employer (as `pipeline.prepare` codes it)

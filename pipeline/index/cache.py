@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 import zstandard
 
-from features.shingle_sets import sorted_member
-from pipeline.index.store import SPACE_AD_IDS, SPACE_KEYS, SqliteStore, decode_part
+from jobdedup.features.shingle_sets import sorted_member
+from jobdedup.pipeline.index.store import SPACE_AD_IDS, SPACE_KEYS, SqliteStore, decode_part
 
 VIEWS_KEPT = 3  # generations whose views stay (transactions that began before a commit still use theirs)
 
@@ -294,7 +294,7 @@ for _name in _WRITES:
 
 def open_cached(path: str | Path, cache: KeyCache, *, timeout: float = 60.0, read_only: bool = False) -> Any:
     """An `Index` over `path` whose store reads keys from `cache` (shared by every `open_cached` of it)."""
-    from pipeline.index.core import Index
+    from jobdedup.pipeline.index.core import Index
 
     return Index(CachedSqliteStore(Path(path), cache, read_only=read_only), timeout=timeout)
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.errors import JobdedupError
+from jobdedup.pipeline.errors import JobdedupError
 
 
 def add_index_parser(
@@ -89,9 +89,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from pipeline.model_files import model_from_args
-    from pipeline.index.core import Index
-    from pipeline.io import read_ads, write_table
+    from jobdedup.pipeline.model_files import model_from_args
+    from jobdedup.pipeline.index.core import Index
+    from jobdedup.pipeline.io import read_ads, write_table
 
     model = model_from_args(args)
     ads = read_ads(args.ads, model.config.max_description_chars)
@@ -119,7 +119,7 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from pipeline.index.core import Index
+    from jobdedup.pipeline.index.core import Index
 
     with Index.open(args.index, read_only=True) as index:
         figures = index.stats(top=args.top)
@@ -148,7 +148,7 @@ def _read_ids(path: Path) -> list[str]:
         raise JobdedupError(f"{path}: no such file; give a table with an ad_id column or one ad_id per line")
     if path.suffix.lower() in (".txt", ".ids", ""):
         return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    from pipeline.io import read_table
+    from jobdedup.pipeline.io import read_table
 
     table = read_table(path)
     if "ad_id" not in table.columns:
@@ -157,7 +157,7 @@ def _read_ids(path: Path) -> list[str]:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from pipeline.index.core import Index
+    from jobdedup.pipeline.index.core import Index
 
     ids = _read_ids(args.ids)
     with Index.open(args.index, timeout=args.wait) as index:
@@ -170,8 +170,8 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _groups(args: argparse.Namespace) -> int:
-    from pipeline.index.core import Index
-    from pipeline.io import write_table
+    from jobdedup.pipeline.index.core import Index
+    from jobdedup.pipeline.io import write_table
 
     with Index.open(args.index, read_only=True) as index:
         table = index.groups()

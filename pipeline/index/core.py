@@ -42,18 +42,18 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from features.pairs import PairInputs, build_pair_features
-from features.shingle_sets import ShingleSets, sorted_union, sorted_unique
-from pipeline.boilerplate import merge_block_sets
-from pipeline.candidates import generate_candidates
-from pipeline.employer_guard import split_mixed_employers
-from pipeline.group import GroupReport, group_ads
-from pipeline.index.blocks import block_sightings, learn_boilerplate
-from pipeline.index.rows import RECENT, RowPacker, field_keys, lsh_keys
-from pipeline.index.store import IndexFileError, IndexStore, open_store
-from pipeline.io import validate_ads
-from pipeline.prepare import name_vocabulary, prepare_batch
-from pipeline.progress import Progress
+from jobdedup.features.pairs import PairInputs, build_pair_features
+from jobdedup.features.shingle_sets import ShingleSets, sorted_union, sorted_unique
+from jobdedup.pipeline.boilerplate import merge_block_sets
+from jobdedup.pipeline.candidates import generate_candidates
+from jobdedup.pipeline.employer_guard import split_mixed_employers
+from jobdedup.pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline.index.blocks import block_sightings, learn_boilerplate
+from jobdedup.pipeline.index.rows import RECENT, RowPacker, field_keys, lsh_keys
+from jobdedup.pipeline.index.store import IndexFileError, IndexStore, open_store
+from jobdedup.pipeline.io import validate_ads
+from jobdedup.pipeline.prepare import name_vocabulary, prepare_batch
+from jobdedup.pipeline.progress import Progress
 
 FORMAT = "jobdedup.index"
 FORMAT_VERSION = 3  # 2: compiled tokeniser (word, block and band hashes changed); 3: field keys by
@@ -242,7 +242,7 @@ class Index:
 
     def _match(self, ads: pd.DataFrame, model: Any, write: bool) -> AddResult:
         """`add` (write=True) or `check` (write=False): the same matching, writes only for `add`."""
-        from pipeline.engine import MIN_LINK_THRESHOLD, employer_links
+        from jobdedup.pipeline.engine import MIN_LINK_THRESHOLD, employer_links
 
         cfg = model.config
         ads = validate_ads(ads, source="ads", max_description_chars=cfg.max_description_chars)
@@ -575,7 +575,7 @@ class Index:
         info: dict[str, Any],
     ) -> AddResult:
         """`check`'s outputs: `add`'s, built without writing (new groups named as `add` would name them)."""
-        from models.dup_types import assign_dup_types
+        from jobdedup.models.dup_types import assign_dup_types
 
         n = len(new_id)
         final_gid_of_old = _final_gids(old_gid, merges)

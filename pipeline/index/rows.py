@@ -41,10 +41,10 @@ import pandas as pd
 import zstandard
 from xxhash import xxh3_64_intdigest
 
-from features.fields import FIELD_SOURCE_COLUMNS
-from pipeline.candidates import band_keys
-from pipeline.io import ADS_COLUMNS
-from pipeline.sketch import EMPTY_SIGNATURE_VALUE
+from jobdedup.features.fields import FIELD_SOURCE_COLUMNS
+from jobdedup.pipeline.candidates import band_keys
+from jobdedup.pipeline.io import ADS_COLUMNS
+from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
 # What prepare reads, short fields first: the description often repeats title, company and place,
 # and zstd only refers back.

@@ -57,8 +57,8 @@ import numpy as np
 import pandas as pd
 import zstandard
 
-from features.shingle_sets import sorted_member, sorted_unique
-from pipeline.errors import JobdedupError
+from jobdedup.features.shingle_sets import sorted_member, sorted_unique
+from jobdedup.pipeline.errors import JobdedupError
 
 SCHEMA_VERSION = 4  # 4: block sightings (key space 2)
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -565,7 +565,7 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ reads
     def find_ads(self, ad_ids: list[str]) -> pd.DataFrame:
-        from pipeline.index.rows import ad_id_keys
+        from jobdedup.pipeline.index.rows import ad_id_keys
 
         empty = pd.DataFrame(
             {
@@ -685,7 +685,7 @@ class SqliteStore:
     # ------------------------------------------------------------------ writes
     def insert_ads(self, ads: pd.DataFrame) -> None:
         """New ads with consecutive ids; `ref` is the reference row's id or None/-1."""
-        from pipeline.index.rows import ad_id_keys
+        from jobdedup.pipeline.index.rows import ad_id_keys
 
         if not len(ads):
             return

@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from pipeline.io.contract import (
+from jobdedup.pipeline.io.contract import (
     ADS_COLUMNS,
     ADS_OPTIONAL_COLUMNS,
     ADS_REQUIRED_COLUMNS,
@@ -28,10 +28,10 @@ from pipeline.io.contract import (
     STRING,
     Labels,
 )
-from pipeline.io.formats import csv_delimiter
-from pipeline.io.read import read_ads, read_ads_streamed, read_labels, read_table
-from pipeline.io.validate import validate_ads, validate_labels
-from pipeline.io.write import write_table
+from jobdedup.pipeline.io.formats import csv_delimiter
+from jobdedup.pipeline.io.read import read_ads, read_ads_streamed, read_labels, read_table
+from jobdedup.pipeline.io.validate import validate_ads, validate_labels
+from jobdedup.pipeline.io.write import write_table
 
 __all__ = [
     "ADS_COLUMNS",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.errors import InputError
+from jobdedup.pipeline.errors import InputError
 
 ADS_REQUIRED_COLUMNS: tuple[str, ...] = ("ad_id", "description")
 ADS_OPTIONAL_COLUMNS: tuple[str, ...] = (

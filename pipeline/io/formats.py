@@ -26,8 +26,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from pipeline.errors import InputError
-from pipeline.io.contract import STRING
+from jobdedup.pipeline.errors import InputError
+from jobdedup.pipeline.io.contract import STRING
 
 _BOM = b"\xef\xbb\xbf"
 _REPLACEMENT_BYTES = "\ufffd".encode()

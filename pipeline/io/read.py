@@ -14,10 +14,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import InputError, InputWarning
-from pipeline.io.contract import STRING, Labels, _format_of
-from pipeline.io.formats import _arrow_to_text, _read_bytes, _read_csv, _read_json, _read_parquet, _to_frame
-from pipeline.io.validate import _cut_long, _warn_cut, validate_ads, validate_labels
+from jobdedup.pipeline.errors import InputError, InputWarning
+from jobdedup.pipeline.io.contract import STRING, Labels, _format_of
+from jobdedup.pipeline.io.formats import (
+    _arrow_to_text,
+    _read_bytes,
+    _read_csv,
+    _read_json,
+    _read_parquet,
+    _to_frame,
+)
+from jobdedup.pipeline.io.validate import _cut_long, _warn_cut, validate_ads, validate_labels
 
 # --------------------------------------------------------------------------------------------------
 # Generic tables

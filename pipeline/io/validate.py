@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import InputError, InputWarning
-from pipeline.io.contract import (
+from jobdedup.pipeline.errors import InputError, InputWarning
+from jobdedup.pipeline.io.contract import (
     _LABEL_ONES,
     _LABEL_ZEROS,
     _MAX_SHOWN,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.errors import InputError
-from pipeline.io.contract import _format_of
+from jobdedup.pipeline.errors import InputError
+from jobdedup.pipeline.io.contract import _format_of
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:

@@ -34,19 +34,19 @@ serialisation of prepared ads between stages: 2, 3, 5), `candidates` (4), `graph
 pyspark is an optional extra (`pip install 'jobdedup[spark]'`); this package imports it lazily.
 
 Example:
-    >>> # from pipeline.spark_engine import spark_dedup
+    >>> # from jobdedup.pipeline.spark_engine import spark_dedup
     >>> # pairs, groups = spark_dedup("ads.parquet", "model.json")           # local[*]
     >>> # pairs, groups = spark_dedup(ads_df, model, spark=session, as_pandas=False)  # Spark frames
 """
 
-from pipeline.spark_engine.deduplicator import (
+from jobdedup.pipeline.spark_engine.deduplicator import (
     SparkDeduplicator,
     SparkDedupResult,
     cmd_dedup_spark,
     spark_dedup,
 )
-from pipeline.spark_engine.graph import connected_components
-from pipeline.spark_engine.session import PYSPARK_MISSING, require_pyspark, spark_session
+from jobdedup.pipeline.spark_engine.graph import connected_components
+from jobdedup.pipeline.spark_engine.session import PYSPARK_MISSING, require_pyspark, spark_session
 
 __all__ = [
     "PYSPARK_MISSING",

@@ -22,21 +22,21 @@ import numpy as np
 import pandas as pd
 from xxhash import xxh3_64_intdigest
 
-from features.fields import FIELD_COLUMNS, normalize_fields
-from features.pairs import PairInputs, build_pair_features
-from features.shingle_sets import ShingleSets
-from models.classifier import PairClassifier
-from models.dup_types import assign_dup_types
-from models.rules import rule_names
-from pipeline.candidates import band_keys
-from pipeline.io import ADS_COLUMNS, STRING
-from pipeline.sketch import EMPTY_SIGNATURE_VALUE, tokenize
+from jobdedup.features.fields import FIELD_COLUMNS, normalize_fields
+from jobdedup.features.pairs import PairInputs, build_pair_features
+from jobdedup.features.shingle_sets import ShingleSets
+from jobdedup.models.classifier import PairClassifier
+from jobdedup.models.dup_types import assign_dup_types
+from jobdedup.models.rules import rule_names
+from jobdedup.pipeline.candidates import band_keys
+from jobdedup.pipeline.io import ADS_COLUMNS, STRING
+from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE, tokenize
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
 
-    from pipeline.config import Config
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.config import Config
+    from jobdedup.pipeline.engine import Deduplicator
 
 _TEXT_FIELDS = ("title", "title_tokens", "company", "occupation", "location", "city", "source", "listing")
 _ITEM_FIELDS = ("emails", "phones", "domains", "refs")
@@ -119,8 +119,8 @@ def prepare_batches(
 ) -> Iterator[pd.DataFrame]:
     """Stages 1–2 with the embedded `prepare_batch`, one slice's rows at a time; `names` is the
     whole batch's `name_vocabulary`."""
-    from pipeline.boilerplate import merge_block_sets
-    from pipeline.prepare import prepare_batch
+    from jobdedup.pipeline.boilerplate import merge_block_sets
+    from jobdedup.pipeline.prepare import prepare_batch
 
     one_worker = config.replace(jobs=1)
     empty = np.zeros(0, dtype=np.uint64)
@@ -211,8 +211,8 @@ _MODELS: dict[str, Deduplicator] = {}
 def worker_model(spec: dict[str, Any]) -> Deduplicator:
     """The fitted `Deduplicator` whose `predict_proba` (classifier and decision rules) scores pairs,
     rebuilt from LightGBM's text once per Python worker (`SparkDeduplicator._spec`)."""
-    from pipeline.config import Config
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.config import Config
+    from jobdedup.pipeline.engine import Deduplicator
 
     found = _MODELS.get(spec["digest"])
     if found is None:
@@ -228,7 +228,7 @@ def score_batches(
 ) -> Iterator[pd.DataFrame]:
     """Probability, rule, duplicate type and employer link (`pipeline.engine.employer_links`) of
     candidate pairs carrying both ads' prepared rows."""
-    from pipeline.engine import employer_links
+    from jobdedup.pipeline.engine import employer_links
 
     model = worker_model(spec_broadcast.value)
     for frame in batches:
@@ -298,7 +298,7 @@ def name_vocabulary_of(ads: SparkFrame) -> np.ndarray:
     company and location values (all the vocabulary depends on)."""
     from pyspark.sql import functions as F
 
-    from pipeline.prepare import name_vocabulary
+    from jobdedup.pipeline.prepare import name_vocabulary
 
     values = (
         ads.select(F.lit("company").alias("column"), F.col("company").alias("value"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pipeline.spark_engine.adapters import explode_bands
+from jobdedup.pipeline.spark_engine.adapters import explode_bands
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame

@@ -21,19 +21,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import JobdedupError
-from pipeline.io import ADS_COLUMNS, STRING
-from pipeline.spark_engine.adapters import name_vocabulary_of, prepare_ads, score_pairs, slice_boilerplate
-from pipeline.spark_engine.candidates import candidate_pairs
-from pipeline.spark_engine.graph import Grouping, group_components
-from pipeline.spark_engine.reader import spark_ads
-from pipeline.spark_engine.session import materialize, release, require_pyspark, spark_session
+from jobdedup.pipeline.errors import JobdedupError
+from jobdedup.pipeline.io import ADS_COLUMNS, STRING
+from jobdedup.pipeline.spark_engine.adapters import (
+    name_vocabulary_of,
+    prepare_ads,
+    score_pairs,
+    slice_boilerplate,
+)
+from jobdedup.pipeline.spark_engine.candidates import candidate_pairs
+from jobdedup.pipeline.spark_engine.graph import Grouping, group_components
+from jobdedup.pipeline.spark_engine.reader import spark_ads
+from jobdedup.pipeline.spark_engine.session import materialize, release, require_pyspark, spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
     from pyspark.sql import SparkSession
 
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
 
 @dataclass
@@ -283,7 +288,7 @@ def _pairs_frame(scored: SparkFrame, assigned: SparkFrame, threshold: float) -> 
 
 def _output_names(extras: list[str]) -> dict[str, str]:
     """Names of the extra input columns in groups (as `pipeline.engine._with_extra_columns` names them)."""
-    from pipeline.engine import _with_extra_columns
+    from jobdedup.pipeline.engine import _with_extra_columns
 
     groups = pd.DataFrame(columns=["ad_id", "group_id", "group_size", "status"])
     ads = pd.DataFrame(columns=[*ADS_COLUMNS, *extras])
@@ -311,10 +316,10 @@ def spark_dedup(
         >>> # pairs, groups = spark_dedup("data/test_ads.parquet")
     """
     require_pyspark()
-    from pipeline.engine import Deduplicator
+    from jobdedup.pipeline.engine import Deduplicator
 
     if model is None or isinstance(model, str | os.PathLike):
-        from pipeline.model_files import DEFAULT_MODEL
+        from jobdedup.pipeline.model_files import DEFAULT_MODEL
 
         model = Deduplicator.load(model or DEFAULT_MODEL)
     result = SparkDeduplicator(model, spark, ads_per_partition=ads_per_partition).run(ads)
@@ -329,7 +334,7 @@ def spark_dedup(
 def cmd_dedup_spark(args: Any) -> int:
     """`jobdedup dedup --engine spark`: the dedup command on Spark (local[*] or --spark-master)."""
     require_pyspark()
-    from pipeline.model_files import model_from_args, write_outputs
+    from jobdedup.pipeline.model_files import model_from_args, write_outputs
 
     if getattr(args, "format", "parquet") == "eurostat":
         raise JobdedupError(

@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from features.pairs import build_pair_features
-from pipeline.employer_guard import split_mixed_employers
-from pipeline.group import group_ads
-from pipeline.spark_engine.adapters import SIDE_COLUMNS, pair_inputs, worker_model
-from pipeline.spark_engine.session import release
+from jobdedup.features.pairs import build_pair_features
+from jobdedup.pipeline.employer_guard import split_mixed_employers
+from jobdedup.pipeline.group import group_ads
+from jobdedup.pipeline.spark_engine.adapters import SIDE_COLUMNS, pair_inputs, worker_model
+from jobdedup.pipeline.spark_engine.session import release
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
 
-    from pipeline.config import Config
+    from jobdedup.pipeline.config import Config
 
 
 @dataclass
@@ -63,7 +63,7 @@ def group_components(
     with the frames kept by `keep`; `spec` is the broadcast `SparkDeduplicator._spec`."""
     from pyspark.sql import functions as F
 
-    from pipeline.engine import MIN_LINK_THRESHOLD
+    from jobdedup.pipeline.engine import MIN_LINK_THRESHOLD
 
     spark = scored.sparkSession
     edges = keep(

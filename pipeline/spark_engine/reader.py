@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import InputError, InputWarning
-from pipeline.io import ADS_COLUMNS, ADS_OPTIONAL_COLUMNS, validate_ads
+from jobdedup.pipeline.errors import InputError, InputWarning
+from jobdedup.pipeline.io import ADS_COLUMNS, ADS_OPTIONAL_COLUMNS, validate_ads
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
@@ -59,7 +59,7 @@ def spark_ads(spark: SparkSession, ads: Any, max_chars: int) -> tuple[SparkFrame
         if "://" in source:  # hdfs://, s3a://, file://: for Spark to read
             ads = spark.read.parquet(source)
         elif path.suffix.lower() != ".parquet" and not path.is_dir():
-            from pipeline.io import read_ads
+            from jobdedup.pipeline.io import read_ads
 
             ads = read_ads(path, max_chars)
         else:

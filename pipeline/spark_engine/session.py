@@ -11,7 +11,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from pipeline.errors import JobdedupError
+from jobdedup.pipeline.errors import JobdedupError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
