@@ -501,26 +501,20 @@ class Index:
                     "b_in_index": right >= n,
                 }
             )
-            groups = pd.DataFrame(
-                {
-                    "ad_id": new_ad_ids,
-                    "group_id": gid_names.reindex(new_gid).to_numpy(),
-                    "group_size": group_size,
-                    "status": batch.status.to_numpy(),
-                    "existing_group": existing,
-                }
-            )
-            if skipped:
-                groups = pd.concat([groups, self._skipped_groups(known, skipped)], ignore_index=True)
-                order = pd.Series(np.arange(len(ad_ids)), index=ad_ids)
-                groups = groups.iloc[np.argsort(order.reindex(groups["ad_id"]).to_numpy(), kind="stable")]
-                groups = groups.reset_index(drop=True)
-            merge_table = pd.DataFrame(
-                {
-                    "group_id": merges["into_name"].to_numpy(dtype=object),
-                    "merged_group_id": merges["name"].to_numpy(dtype=object),
-                    "ads_moved": merges["ads_moved"].to_numpy(dtype=np.int64),
-                }
+            groups, merge_table = self._output_tables(
+                pd.DataFrame(
+                    {
+                        "ad_id": new_ad_ids,
+                        "group_id": gid_names.reindex(new_gid).to_numpy(),
+                        "group_size": group_size,
+                        "status": batch.status.to_numpy(),
+                        "existing_group": existing,
+                    }
+                ),
+                known,
+                skipped,
+                ad_ids,
+                merges,
             )
             info = {
                 "new_ads": int(n),
@@ -604,26 +598,20 @@ class Index:
                 "dup_type": pd.array(dup_type, dtype="string"),
             }
         )
-        groups = pd.DataFrame(
-            {
-                "ad_id": new_ad_ids,
-                "group_id": gid_names.reindex(new_gid).to_numpy(),
-                "group_size": group_size,
-                "status": status,
-                "existing_group": existing,
-            }
-        )
-        if skipped:
-            groups = pd.concat([groups, self._skipped_groups(known, skipped)], ignore_index=True)
-            order = pd.Series(np.arange(len(ad_ids)), index=ad_ids)
-            groups = groups.iloc[np.argsort(order.reindex(groups["ad_id"]).to_numpy(), kind="stable")]
-            groups = groups.reset_index(drop=True)
-        merge_table = pd.DataFrame(
-            {
-                "group_id": merges["into_name"].to_numpy(dtype=object),
-                "merged_group_id": merges["name"].to_numpy(dtype=object),
-                "ads_moved": merges["ads_moved"].to_numpy(dtype=np.int64),
-            }
+        groups, merge_table = self._output_tables(
+            pd.DataFrame(
+                {
+                    "ad_id": new_ad_ids,
+                    "group_id": gid_names.reindex(new_gid).to_numpy(),
+                    "group_size": group_size,
+                    "status": status,
+                    "existing_group": existing,
+                }
+            ),
+            known,
+            skipped,
+            ad_ids,
+            merges,
         )
         info = {
             "new_ads": int(n),
@@ -657,6 +645,30 @@ class Index:
         columns, raw = packer.unpack(every["row"].tolist(), references)
         n = len(rows)
         return rows, columns.iloc[:n].reset_index(drop=True), raw[:n]
+
+    def _output_tables(
+        self,
+        groups: pd.DataFrame,
+        known: pd.DataFrame,
+        skipped: list[str],
+        ad_ids: list[str],
+        merges: pd.DataFrame,
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The groups table of a batch (skipped ads added, every ad in input order) and its merge
+        table, as `add` and `check` return them."""
+        if skipped:
+            groups = pd.concat([groups, self._skipped_groups(known, skipped)], ignore_index=True)
+            order = pd.Series(np.arange(len(ad_ids)), index=ad_ids)
+            groups = groups.iloc[np.argsort(order.reindex(groups["ad_id"]).to_numpy(), kind="stable")]
+            groups = groups.reset_index(drop=True)
+        merge_table = pd.DataFrame(
+            {
+                "group_id": merges["into_name"].to_numpy(dtype=object),
+                "merged_group_id": merges["name"].to_numpy(dtype=object),
+                "ads_moved": merges["ads_moved"].to_numpy(dtype=np.int64),
+            }
+        )
+        return groups, merge_table
 
     def _skipped_groups(self, known: pd.DataFrame, skipped: list[str]) -> pd.DataFrame:
         rows = known.set_index("ad_id").reindex(skipped)
