@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.normalize import LEGAL_FORM_WORDS, location_city
+from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
 from jobdedup.pipeline.sketch import tokenize
@@ -98,18 +98,17 @@ def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
 
 
 def area_words(locations: pd.Series) -> ShingleSets:
-    """Per ad, the words of the second part of its raw location where that part is a town
-    ("Bristol" of "Filton, Bristol", "London" of "The City, Central London"); empty where it is a
-    region, a state or a country ("TX" of "Dallas, TX") or there is none. Job boards file one job
-    under districts of the town its text names ("based in Bristol or London").
+    """Per ad, the words of the town its listed district lies in (`features.normalize.district_town`:
+    "Bristol" of "Filton, Bristol", "London" of "The City, Central London"); empty where the
+    location's second part is a county, state, region or country, or there is none. Job boards file
+    one job under districts of the town its text names ("based in Bristol or London").
 
     Example:
-        >>> area_words(pd.Series(["Filton, Bristol", "Dallas, TX", "Leeds", None])).sizes.tolist()
-        [1, 0, 0, 0]
+        >>> area_words(pd.Series(["Filton, Bristol", "Maidstone, Kent", "Dallas, TX", "Leeds", None])).sizes.tolist()
+        [1, 0, 0, 0, 0]
     """
-    second = locations.astype("string").str.split(",").str.get(1).astype("string").str.strip()
-    town = location_city(second).notna().to_numpy()
-    return _name_words(second.astype(object).where(town, None), _generic_hashes())
+    town = district_town(locations)
+    return _name_words(town.astype(object).where(town.notna(), None), _generic_hashes())
 
 
 def _name_words(names: pd.Series, stop: np.ndarray) -> ShingleSets:

@@ -152,6 +152,14 @@ def test_listing_filed_under_a_district_of_the_town_the_text_names():
         {**common, "ad_id": "b", "description": BODY, "location": "Openshaw, Manchester"},
     ])  # fmt: skip
     assert elsewhere["place_named_in_text"] == 0 and elsewhere["location_conflict"] == 1
+    # A county is no town: one agency template per town of a county that both texts name is two
+    # vacancies (adzuna: "Amersham, Buckinghamshire" / "High Wycombe, Buckinghamshire").
+    county_text = f"{BODY} Support workers needed across Buckinghamshire."
+    per_town = _pair([
+        {**common, "ad_id": "a", "description": county_text, "location": "Amersham, Buckinghamshire"},
+        {**common, "ad_id": "b", "description": county_text, "location": "High Wycombe, Buckinghamshire"},
+    ])  # fmt: skip
+    assert per_town["place_named_in_text"] == 0 and per_town["location_conflict"] == 1
 
 
 def test_same_listing_is_one_vacancy():
