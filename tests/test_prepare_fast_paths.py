@@ -6,9 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from jobdedup.pipeline.clean import (
+    _WIDGET_HEADING,
+    _WIDGET_HEADING_WORDS,
+    _WIDGET_HINT_WORDS,
+    kernel_texts_utf8,
+    may_hold_widget_heading,
+    text_for_kernel,
+)
 from jobdedup.pipeline.evidence import (
     REQUISITION_LOOKAHEAD,
     _label_hashes,
@@ -70,6 +80,55 @@ def test_mentions_are_those_of_the_numpy_form(bundled_ads: pd.DataFrame, bundled
     assert np.array_equal(fast.indptr, reference.indptr) and np.array_equal(fast.values, reference.values)
     empty = mention_sets(bundled_tokens, np.zeros(0, np.uint32), keep)
     assert len(empty) == bundled_tokens.n_docs and not len(empty.values)
+
+
+def _reference_kernel_texts(texts: list[str]) -> list[bytes]:
+    return [text_for_kernel(text).encode("utf-8", "surrogatepass") for text in texts]
+
+
+def test_kernel_texts_are_those_of_text_for_kernel(bundled_ads: pd.DataFrame):
+    texts = bundled_ads["description"].fillna("").tolist()
+    assert kernel_texts_utf8(texts) == _reference_kernel_texts(texts)
+    flagged = may_hold_widget_heading([t.encode("utf-8", "surrogatepass") for t in texts])
+    assert 0 < flagged.sum() < len(texts) / 10
+
+
+def test_every_heading_word_sequence_holds_a_hint_word():
+    for sequence in _WIDGET_HEADING_WORDS:
+        assert set(sequence.split()) & set(_WIDGET_HINT_WORDS), sequence
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["Weitere IT Jobs in Graz", "ALLE 1.234 JOBS ANZEIGEN", "Ähnliche Stellenangebote", "Similar jobſ:",
+     "People also viewed", "Jobs you may be İnterested in", "jobs you may LIKE", "Vergelij\u212abare vacatures",
+     "Offres d'emploi similaires"],
+)  # fmt: skip
+def test_headings_in_any_case_are_found_and_cut(heading: str):
+    text = "We are hiring an engineer in Graz.\n" * 3 + heading + "\nOther job at Other employer"
+    assert _WIDGET_HEADING.search(text) is not None
+    assert may_hold_widget_heading([text.encode()]).tolist() == [True]
+    assert kernel_texts_utf8([text]) == _reference_kernel_texts([text]) != [text.encode()]
+
+
+# Texts made of heading words in any case, the code points Python's re.I matches to their letters
+# ("ſ", the Kelvin sign, "İ", "ı"), separators, markup, entities and a lone surrogate.
+_PIECES = st.sampled_from(
+    ["weitere", "Jobs", "JOBS", "jobſ", "in", "Alle", "12", "anzeigen", "Ähnliche", "ähnliche", "Stellenangebote",
+     "see this and", "Similar", "people", "also", "viewed", "you", "may", "be", "İnterested", "ınterested", "like",
+     "vergelij\u212abare", "vacatures", "offres", "d'emploi", "similaires", "word", "x" * 40, " ", "  ", "\n", ".",
+     ":", "\u00a0", "<b>", "</p>", "&amp;", "&auml;", "\ud800"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_PIECES, max_size=30).map(" ".join), min_size=1, max_size=5))
+def test_widget_prefilter_misses_no_heading(texts: list[str]):
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    may = may_hold_widget_heading(encoded)
+    for text, flagged in zip(texts, may):
+        assert flagged or _WIDGET_HEADING.search(text) is None
+    assert kernel_texts_utf8(texts) == _reference_kernel_texts(texts)
 
 
 def test_kept_words_per_document_are_those_of_the_cumulative_sum(bundled_tokens: Tokens):
