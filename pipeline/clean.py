@@ -161,14 +161,16 @@ def _widget_patterns_re2() -> tuple[str, str]:
     once: one search per letter over all code points)."""
     every_code_point = "".join(map(chr, range(0x110000)))
     letters = sorted(set("".join(_WIDGET_HEADING_WORDS)) - {" "})
-    classes = {
-        letter: "[" + "".join(f"\\x{{{ord(m.group()):x}}}" for m in re.finditer(re.escape(letter), every_code_point, re.IGNORECASE)) + "]"
-        for letter in letters
-    }
-    words = lambda text: ["".join(classes[c] for c in word) for word in text.split()]
-    return "|".join(words(" ".join(_WIDGET_HINT_WORDS))), "(?s)" + "|".join(
-        ".+".join(words(sequence)) for sequence in _WIDGET_HEADING_WORDS
-    )
+    classes = {}
+    for letter in letters:
+        same = (m.group() for m in re.finditer(re.escape(letter), every_code_point, re.IGNORECASE))
+        classes[letter] = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in same) + "]"
+
+    def words(text: str) -> list[str]:
+        return ["".join(classes[c] for c in word) for word in text.split()]
+
+    hints = "|".join(words(" ".join(_WIDGET_HINT_WORDS)))
+    return hints, "(?s)" + "|".join(".+".join(words(sequence)) for sequence in _WIDGET_HEADING_WORDS)
 
 
 def may_hold_widget_heading(encoded: Sequence[bytes]) -> np.ndarray:

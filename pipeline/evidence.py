@@ -37,7 +37,16 @@ from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 
 GENERIC_NAME_WORDS = frozenset(
-    ["the", "and", "und", "et", "of", "for", "de", "la", "le", "les", "der", "die", "das", "van", "von", "en", "y", "e", "&", "a", "an", "group", "holding", "holdings", "international", "global", "worldwide", "solutions", "solution", "services", "service", "systems", "system", "technologies", "technology", "tech", "consulting", "consultants", "consultancy", "partners", "partner", "recruitment", "recruiting", "recruiters", "staffing", "talent", "careers", "career", "jobs", "job", "people", "resources", "resourcing", "personnel", "management", "digital", "software", "company", "companies", "enterprises", "industries", "associates", "agency", "network", "networks", "labs", "lab", "studio", "studios", "ventures", "capital", "health", "care", "remote", "hybrid", "home", "office", "anywhere", "worldwide", "city", "stadt", "area", "region", "county", "district", "greater", "metropolitan", "north", "south", "east", "west", "central", "centre", "center", "new", "st", "saint"]
+    (
+        "the and und et of for de la le les der die das van von en y e & a an "
+        "group holding holdings international global worldwide solutions solution services service "
+        "systems system technologies technology tech consulting consultants consultancy partners partner "
+        "recruitment recruiting recruiters staffing talent careers career jobs job people resources "
+        "resourcing personnel management digital software company companies enterprises industries "
+        "associates agency network networks labs lab studio studios ventures capital health care "
+        "remote hybrid home office anywhere worldwide city stadt area region county district greater "
+        "metropolitan north south east west central centre center new st saint"
+    ).split()
 )
 """Words that never identify an employer or a place on their own."""
 REQUISITION_LOOKAHEAD = 3
