@@ -32,6 +32,7 @@ import pandas as pd
 from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from jobdedup.pipeline.evidence_kernels import label_then_number, name_sets
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 
@@ -143,33 +144,15 @@ def vocabulary(*word_sets: ShingleSets) -> np.ndarray:
 def mention_sets(tokens: Tokens, names: np.ndarray, keep: np.ndarray | None = None) -> ShingleSets:
     """Per document, the distinct words of its text that are in `names` (sorted uint32 hashes);
     with `keep`, only kept words count (the core text: a "similar jobs" widget naming other
-    employers is page chrome, not the ad's own words)."""
-    hashes = tokens.word_hash.astype(np.uint32)
-    # A 16-bit prefilter keeps the binary search to the few words that may be names.
-    table = np.zeros(1 << 16, dtype=bool)
-    table[names >> np.uint32(16)] = True
-    maybe = np.flatnonzero(table[hashes >> np.uint32(16)] if keep is None else table[hashes >> np.uint32(16)] & keep)
-    hit = maybe[sorted_member(hashes[maybe], names)]
-    doc = np.searchsorted(tokens.doc_ptr, hit, side="right") - 1
-    row_and_hash = sorted_unique((doc.astype(np.uint64) << np.uint64(32)) | hashes[hit].astype(np.uint64))
-    n_docs = tokens.n_docs
-    indptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(np.bincount((row_and_hash >> np.uint64(32)).astype(np.int64), minlength=n_docs), out=indptr[1:])
-    return ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    employers is page chrome, not the ad's own words). One compiled pass over the words."""
+    indptr, values = name_sets(tokens.word_hash, tokens.doc_ptr, names, keep)
+    return ShingleSets(indptr=indptr, values=values)
 
 
 def may_name_requisition(tokens: Tokens) -> np.ndarray:
     """Per document: a requisition label word ("req", "ref", "vacancy", ...) is followed within
     `REQUISITION_LOOKAHEAD` words by a word holding a digit (only these texts are searched for
-    requisition numbers with regular expressions)."""
-    hashes = tokens.word_hash.astype(np.uint32)
-    label = np.flatnonzero(sorted_member(hashes, _label_hashes()))
-    doc_of_word = np.searchsorted(tokens.doc_ptr, label, side="right") - 1
-    flagged = np.zeros(tokens.n_docs, dtype=bool)
-    for step in range(1, REQUISITION_LOOKAHEAD + 1):
-        ahead = label + step
-        inside = ahead < tokens.doc_ptr[doc_of_word + 1]
-        number = np.zeros(len(label), dtype=bool)
-        number[inside] = tokens.word_is_number[ahead[inside]]
-        flagged[doc_of_word[number]] = True
-    return flagged
+    requisition numbers with regular expressions). One compiled pass over the words."""
+    return label_then_number(
+        tokens.word_hash, tokens.word_is_number, tokens.doc_ptr, _label_hashes(), REQUISITION_LOOKAHEAD
+    )

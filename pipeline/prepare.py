@@ -17,6 +17,7 @@ from joblib import Parallel, delayed
 from joblib.externals.loky import get_reusable_executor
 
 from jobdedup.features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
+from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.pairs import PairInputs
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member
@@ -168,7 +169,7 @@ def _prepare_chunk(
         numbers=numbers,
         signatures=minhash_signatures(core, config.num_perm, config.seed, threads),
         words=tokens.words_per_doc,
-        core_words=_kept_per_doc(tokens, keep),
+        core_words=kept_per_doc(keep, tokens.doc_ptr),
         employer_words=employer_words(ads["company"]),
         place_words=place_words(ads["location"], fields["city"]),
         area_words=area_words(ads["location"]),
@@ -304,10 +305,3 @@ def _texts_of(column: pd.Series, block: int = 2_000) -> Iterator[str | None]:
     Python strings would take 2-4 bytes per character at once)."""
     for start in range(0, len(column), block):
         yield from column.iloc[start : start + block].astype(object).where(lambda t: t.notna(), None)
-
-
-def _kept_per_doc(tokens: Tokens, keep: np.ndarray) -> np.ndarray:
-    """Number of kept words in each document."""
-    kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
-    np.cumsum(keep, out=kept_before[1:])
-    return np.diff(kept_before[tokens.doc_ptr])
