@@ -5,8 +5,8 @@ A pair of ads from two known employers is one vacancy only when one is an agency
 names the other's employer (or they share a contact or reference); a listing city that the other
 ad's text names ("based in Bristol or London") is no conflict. Both checks compare *word sets*:
 
-- `employer_words` and `place_words`: the words of each ad's company and of the most specific part
-  of its location, as the tokeniser hashes them (case-folded, accents kept, as in the text),
+- `employer_words`, `place_words` and `area_words`: the words of each ad's company, of the most
+  specific part of its location and of the town that part lies in ("Bristol" of "Filton, Bristol"), as the tokeniser hashes them (case-folded, accents kept, as in the text),
   without legal forms and generic words ("GmbH", "Group", "Solutions", "Remote"), and for
   employers without words the texts of many employers use ("Data", "Energy", "Share");
 - `mention_sets`: the words of each ad's text that are a name word of *some* ad being prepared
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.normalize import LEGAL_FORM_WORDS
+from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
 from jobdedup.pipeline.evidence_kernels import label_then_number, name_sets
@@ -96,6 +96,20 @@ def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
     region, remote)."""
     first = locations.astype(object).where(locations.notna(), None).str.split(",").str[0]
     return _name_words(first.where(cities.notna().to_numpy(), None), _generic_hashes())
+
+
+def area_words(locations: pd.Series) -> ShingleSets:
+    """Per ad, the words of the town its listed district lies in (`features.normalize.district_town`:
+    "Bristol" of "Filton, Bristol", "London" of "The City, Central London"); empty where the
+    location's second part is a county, state, region or country, or there is none. Job boards file
+    one job under districts of the town its text names ("based in Bristol or London").
+
+    Example:
+        >>> area_words(pd.Series(["Filton, Bristol", "Maidstone, Kent", "Dallas, TX", "Leeds", None])).sizes.tolist()
+        [1, 0, 0, 0, 0]
+    """
+    town = district_town(locations)
+    return _name_words(town.astype(object).where(town.notna(), None), _generic_hashes())
 
 
 def _name_words(names: pd.Series, stop: np.ndarray) -> ShingleSets:

@@ -24,6 +24,7 @@ from jobdedup.features.shingle_sets import ShingleSets, sorted_member
 from jobdedup.pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.evidence import (
+    area_words,
     employer_words,
     may_name_requisition,
     mention_sets,
@@ -104,6 +105,7 @@ class _PreparedChunk:
     core_words: np.ndarray
     employer_words: ShingleSets
     place_words: ShingleSets
+    area_words: ShingleSets
     mentions: ShingleSets
     boilerplate: np.ndarray
     status: pd.Series
@@ -115,7 +117,7 @@ def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
     `pipeline.evidence`); every ad row counts, whatever its normalised city."""
     column = lambda name: ads[name] if name in ads.columns else pd.Series(pd.NA, index=ads.index)  # noqa: E731
     locations = column("location")
-    return vocabulary(employer_words(column("company")), place_words(locations, locations))
+    return vocabulary(employer_words(column("company")), place_words(locations, locations), area_words(locations))
 
 
 def _prepare_chunk(
@@ -170,6 +172,7 @@ def _prepare_chunk(
         core_words=kept_per_doc(keep, tokens.doc_ptr),
         employer_words=employer_words(ads["company"]),
         place_words=place_words(ads["location"], fields["city"]),
+        area_words=area_words(ads["location"]),
         mentions=mention_sets(tokens, names, keep),
         boilerplate=boilerplate_here,
         status=_status(tokens.words_per_doc, fields),
@@ -257,6 +260,7 @@ def prepare_batch(
         core_words=np.concatenate(_take(parts, "core_words")),
         employer_words=ShingleSets.concatenate(_take(parts, "employer_words")),
         place_words=ShingleSets.concatenate(_take(parts, "place_words")),
+        area_words=ShingleSets.concatenate(_take(parts, "area_words")),
         mentions=ShingleSets.concatenate(_take(parts, "mentions")),
     )
     return PreparedBatch(
