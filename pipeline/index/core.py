@@ -49,6 +49,7 @@ from jobdedup.pipeline.candidates import generate_candidates
 from jobdedup.pipeline.employer_guard import split_mixed_employers
 from jobdedup.pipeline.group import GroupReport, group_ads
 from jobdedup.pipeline.index.blocks import block_sightings, learn_boilerplate
+from jobdedup.pipeline.index.quick_check import check_index_pairs, check_reconcile
 from jobdedup.pipeline.index.rows import RECENT, RowPacker, field_keys, lsh_keys
 from jobdedup.pipeline.index.store import IndexFileError, IndexStore, open_store
 from jobdedup.pipeline.io import validate_ads
@@ -305,17 +306,20 @@ class Index:
             )
             lsh_doc, lsh_key = lsh_keys(batch.inputs.signatures, cfg.lsh_bands, cfg.lsh_rows)
             field_doc, field_key = field_keys(batch.inputs.fields)
-            query = pd.DataFrame(
-                {
-                    "key": np.concatenate([lsh_key, field_key]).view(np.int64),
-                    "doc": np.concatenate([lsh_doc, field_doc]),
-                    "lsh": np.r_[np.ones(len(lsh_key), bool), np.zeros(len(field_key), bool)],
-                }
-            ).drop_duplicates(["key", "doc"])
-            hits = self.store.lookup(
-                query["key"].to_numpy(), query["doc"].to_numpy(), query["lsh"].to_numpy()
-            )
-            cross, new_big_keys, store_keys = _cross_pairs(query, hits, cap)
+            if write:
+                query = pd.DataFrame(
+                    {
+                        "key": np.concatenate([lsh_key, field_key]).view(np.int64),
+                        "doc": np.concatenate([lsh_doc, field_doc]),
+                        "lsh": np.r_[np.ones(len(lsh_key), bool), np.zeros(len(field_key), bool)],
+                    }
+                ).drop_duplicates(["key", "doc"])
+                hits = self.store.lookup(
+                    query["key"].to_numpy(), query["doc"].to_numpy(), query["lsh"].to_numpy()
+                )
+                cross, new_big_keys, store_keys = _cross_pairs(query, hits, cap)
+            else:  # (a check stores no keys: only its pairs, without DataFrames)
+                cross = check_index_pairs(self.store, (lsh_doc, lsh_key), (field_doc, field_key), cap)
             lap("lookup")
 
             # ---- read back the candidate index ads and the rest of their groups; prepare them
@@ -401,9 +405,14 @@ class Index:
             first_id = self.store.next_id()
             new_id = np.arange(first_id, first_id + n, dtype=np.int64)
             new_ad_ids = new_ads["ad_id"].astype(str).to_numpy()
-            new_gid, merges, group_size, existing = self._reconcile(
-                labels, n, new_id, new_ad_ids, old_gid, in_touched, old["id"].to_numpy()
-            )
+            if write:
+                new_gid, merges, group_size, existing = self._reconcile(
+                    labels, n, new_id, new_ad_ids, old_gid, in_touched, old["id"].to_numpy()
+                )
+            else:
+                new_gid, merges, group_size, existing = check_reconcile(
+                    labels, n, new_id, new_ad_ids, old_gid, in_touched, self.store.group_names
+                )
 
             if not write:
                 lap("reconcile")
