@@ -1,4 +1,5 @@
-"""`pipeline.index.quick_check` gives exactly what the DataFrame steps of `Index.add` give."""
+"""`pipeline.index.quick_check` gives exactly what the DataFrame steps of `Index.add` give; so do the
+numpy steps a single check runs through (boilerplate blocks)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jobdedup.pipeline.boilerplate import find_boilerplate_blocks
 from jobdedup.pipeline.index.core import Index, _cross_pairs
 from jobdedup.pipeline.index.quick_check import check_cross_pairs, check_reconcile, distinct_query
 
@@ -78,3 +80,20 @@ def test_check_reconcile_is_add_reconcile(seed):
             pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
         else:
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_find_boilerplate_blocks_counts_distinct_titles_and_employers(seed):
+    rng = np.random.default_rng(seed)
+    n, docs = int(rng.integers(0, 60)), int(rng.integers(1, 10))
+    block_hash = rng.integers(0, 8, n).astype(np.uint64) * np.uint64(2**61)  # (high bits set too)
+    block_doc = rng.integers(0, docs, n)
+    titles, employers = rng.integers(0, 4, docs), rng.integers(0, 4, docs)
+    least_titles, least_employers = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    seen: dict[int, tuple[set, set]] = {}
+    for block, doc in zip(block_hash.tolist(), block_doc.tolist()):
+        seen.setdefault(block, (set(), set()))[0].add(titles[doc])
+        seen[block][1].add(employers[doc])
+    expected = sorted(b for b, (t, e) in seen.items() if len(t) >= least_titles or len(e) >= least_employers)
+    found = find_boilerplate_blocks(block_hash, block_doc, titles, least_titles, employers, least_employers)
+    assert found.dtype == np.uint64 and found.tolist() == expected
