@@ -230,8 +230,9 @@ class Index:
     def check(self, ads: pd.DataFrame, model: Any) -> AddResult:
         """What `add` would do with `ads`, without writing anything (a read: never waits for a writer).
 
-        The very code path of `add` up to its writes, so the pairs, groups, merges and statuses are
-        those `add` gives on the same ads against the same index state; `pairs` also has
+        The code path of `add` up to its writes (its index pairs and reconciliation in the numpy
+        forms of `pipeline.index.quick_check`, equal to add's), so the pairs, groups, merges and
+        statuses are those `add` gives on the same ads against the same index state; `pairs` also has
         `dup_type` for duplicate pairs, and `groups.group_id` of an ad that would found a new
         group is the name the group would get.
 
