@@ -33,8 +33,6 @@ Example:
 # No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations (Request),
 # imported inside create_app so that other commands do not import the web framework.
 import argparse
-import contextlib
-import ctypes
 import hmac
 import ipaddress
 import json
@@ -367,7 +365,8 @@ def create_app(service: Service) -> Any:
         from starlette.concurrency import run_in_threadpool
 
         request.state.ads = len(ads)
-        return await run_in_threadpool(service.writer.add, ads)
+        added = await run_in_threadpool(service.writer.add, ads)
+        return {**added, "ads": _records(added["ads"]), "merges": _records(added["merges"])}
 
     @app.get("/v1/ads/{ad_id:path}", summary="An indexed ad's group and the group's members")
     def get_ad(ad_id: str) -> Any:
@@ -425,20 +424,6 @@ def _log(request: Any, status: int, started: float) -> None:
         f" ads={ads}" if ads is not None else "",
         (time.perf_counter() - started) * 1000,
     )
-
-
-def _limit_heap_arenas() -> None:
-    """At most two glibc malloc arenas (by default each thread that allocates gets its own, up to 8
-    per core, and gives little back: the threadpool's checks and adds tripled the service's resident
-    memory over a 15-minute load at 1,000,000 ads). No-op off glibc."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX
-
-
-def _trim_heap() -> None:
-    """Give freed heap pages back to the system (an add frees hundreds of MB). No-op off glibc."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _resident_bytes() -> int | None:
@@ -539,8 +524,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from jobdedup.pipeline.model_files import model_from_args
+    from jobdedup.pipeline.serve_writer import limit_heap_arenas
 
-    _limit_heap_arenas()
+    limit_heap_arenas()
     token = read_token(args.token_file) if args.token_file else None
     loopback = is_loopback(args.host)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

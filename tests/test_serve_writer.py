@@ -14,7 +14,7 @@ def test_writer_process_adds_removes_and_reports_a_held_lock(tmp_path, default_m
     writer = WriterProcess(path, default_model.with_config(show_progress=False), wait=0.5)
     try:
         added = writer.add(ads)
-        assert added["added"] == 30 and [a["ad_id"] for a in added["ads"]] == ads["ad_id"].tolist()
+        assert added["added"] == 30 and added["ads"]["ad_id"].tolist() == ads["ad_id"].tolist()
         with Index.open(path, read_only=True) as index:
             assert index.stats()["ads"] == 30  # committed, seen by another process
         assert writer.remove([ads["ad_id"].iloc[0], "not-there"])["not_found"] == 1
