@@ -10,7 +10,7 @@ compressed with a zstd dictionary) per ad, then per batch
 - and, concurrently, can another process read while a writer holds its transaction open?
 
 Three stores: SQLite with a (key, ad) WITHOUT ROWID B-tree (jobdedup's first layout, 47-bit keys),
-DuckDB with a plain table and hash joins, and the layout `pipeline.index.store` uses now: SQLite
+DuckDB with a plain table and hash joins, and the layout `pipeline.index.sqlite_store` uses now: SQLite
 with the keys as sorted, delta-coded runs in blobs (36-bit keys), looked up with numpy.
 
 Run: .venv/bin/python -m benchmarks.index_backends --ads 100000 1000000
@@ -123,12 +123,12 @@ class Sqlite:
 
 
 class SqliteRuns:
-    """`pipeline.index.store.SqliteStore`'s key runs and row table (the real code, not a copy)."""
+    """`pipeline.index.sqlite_store.SqliteStore`'s key runs and row table (the real code, not a copy)."""
 
     name = "SQLite, keys as sorted runs in blobs (jobdedup now)"
 
     def __init__(self, path: Path) -> None:
-        from jobdedup.pipeline.index.store import SqliteStore
+        from jobdedup.pipeline.index.sqlite_store import SqliteStore
 
         self.path = path
         self.store = SqliteStore(path)
@@ -149,7 +149,7 @@ class SqliteRuns:
             self.store.insert_keys(self._key(keys["key"].to_numpy()), keys["ad"].to_numpy())
 
     def lookup(self, hits: pd.DataFrame) -> int:
-        from jobdedup.pipeline.index.store import SPACE_KEYS
+        from jobdedup.pipeline.index.key_runs import SPACE_KEYS
 
         keys = self._key(hits["key"].to_numpy())
         from jobdedup.features.shingle_sets import sorted_unique

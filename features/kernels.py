@@ -211,6 +211,23 @@ def _window_counts(doc_ptr, keep, use_keep, fallback, k, counts):
         counts[d] = max(n - k + 1, 1) if n > 0 else 0
 
 
+@njit(cache=True, nogil=True)
+def _kept_counts(keep, doc_ptr, counts):
+    for d in range(doc_ptr.shape[0] - 1):
+        kept = 0
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            kept += keep[i]
+        counts[d] = kept
+
+
+def kept_per_doc(keep: np.ndarray, doc_ptr: np.ndarray) -> np.ndarray:
+    """Number of True `keep` entries of each document (words doc_ptr[d]:doc_ptr[d + 1]), int64;
+    no per-word temporary (a cumulative sum over a slice's ~20 million words costs its page faults)."""
+    counts = np.zeros(len(doc_ptr) - 1, dtype=np.int64)
+    _kept_counts(np.ascontiguousarray(keep, dtype=np.bool_), np.ascontiguousarray(doc_ptr, dtype=np.int64), counts)
+    return counts
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _compact_rows(region_ptr, values, sizes, out_ptr, out):
     for d in prange(sizes.shape[0]):

@@ -85,6 +85,7 @@ class PairInputs:
         core_words: word count of the core text per ad.
         employer_words: words naming the ad's employer (`pipeline.evidence.employer_words`).
         place_words: words naming the ad's most specific place (`pipeline.evidence.place_words`).
+        area_words: words naming the town that place lies in (`pipeline.evidence.area_words`).
         mentions: the employer and place words of the batch that the ad's text contains.
     """
 
@@ -97,6 +98,7 @@ class PairInputs:
     core_words: np.ndarray
     employer_words: ShingleSets
     place_words: ShingleSets
+    area_words: ShingleSets
     mentions: ShingleSets
 
 
@@ -241,7 +243,11 @@ def build_pair_features(
     out["occupation_token_set"] = _string_similarity(
         fields["occupation"], left, right, fuzz.token_set_ratio, threads
     )
-    out["place_named_in_text"] = named_in_other_text(inputs.place_words, inputs.mentions, left, right)
+    # One text names the other's listing place, or the town that place lies in ("Filton, Bristol").
+    out["place_named_in_text"] = np.fmax(
+        named_in_other_text(inputs.place_words, inputs.mentions, left, right),
+        named_in_other_text(inputs.area_words, inputs.mentions, left, right),
+    )
     # A listing city that the other ad's text names ("based in Bristol or London") is no conflict.
     conflict = _location_conflict(fields, left, right)
     conflict[(conflict == 1) & (out["place_named_in_text"] == 1)] = 0.0

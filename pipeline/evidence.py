@@ -5,8 +5,8 @@ A pair of ads from two known employers is one vacancy only when one is an agency
 names the other's employer (or they share a contact or reference); a listing city that the other
 ad's text names ("based in Bristol or London") is no conflict. Both checks compare *word sets*:
 
-- `employer_words` and `place_words`: the words of each ad's company and of the most specific part
-  of its location, as the tokeniser hashes them (case-folded, accents kept, as in the text),
+- `employer_words`, `place_words` and `area_words`: the words of each ad's company, of the most
+  specific part of its location and of the town that part lies in ("Bristol" of "Filton, Bristol"), as the tokeniser hashes them (case-folded, accents kept, as in the text),
   without legal forms and generic words ("GmbH", "Group", "Solutions", "Remote"), and for
   employers without words the texts of many employers use ("Data", "Energy", "Share");
 - `mention_sets`: the words of each ad's text that are a name word of *some* ad being prepared
@@ -29,9 +29,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.normalize import LEGAL_FORM_WORDS
+from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from jobdedup.pipeline.evidence_kernels import label_then_number, name_sets
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 
@@ -97,6 +98,20 @@ def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
     return _name_words(first.where(cities.notna().to_numpy(), None), _generic_hashes())
 
 
+def area_words(locations: pd.Series) -> ShingleSets:
+    """Per ad, the words of the town its listed district lies in (`features.normalize.district_town`:
+    "Bristol" of "Filton, Bristol", "London" of "The City, Central London"); empty where the
+    location's second part is a county, state, region or country, or there is none. Job boards file
+    one job under districts of the town its text names ("based in Bristol or London").
+
+    Example:
+        >>> area_words(pd.Series(["Filton, Bristol", "Maidstone, Kent", "Dallas, TX", "Leeds", None])).sizes.tolist()
+        [1, 0, 0, 0, 0]
+    """
+    town = district_town(locations)
+    return _name_words(town.astype(object).where(town.notna(), None), _generic_hashes())
+
+
 def _name_words(names: pd.Series, stop: np.ndarray) -> ShingleSets:
     """Per row, the 32-bit hashes of the name's words not in `stop`; each distinct name is
     tokenised once."""
@@ -129,33 +144,15 @@ def vocabulary(*word_sets: ShingleSets) -> np.ndarray:
 def mention_sets(tokens: Tokens, names: np.ndarray, keep: np.ndarray | None = None) -> ShingleSets:
     """Per document, the distinct words of its text that are in `names` (sorted uint32 hashes);
     with `keep`, only kept words count (the core text: a "similar jobs" widget naming other
-    employers is page chrome, not the ad's own words)."""
-    hashes = tokens.word_hash.astype(np.uint32)
-    # A 16-bit prefilter keeps the binary search to the few words that may be names.
-    table = np.zeros(1 << 16, dtype=bool)
-    table[names >> np.uint32(16)] = True
-    maybe = np.flatnonzero(table[hashes >> np.uint32(16)] if keep is None else table[hashes >> np.uint32(16)] & keep)
-    hit = maybe[sorted_member(hashes[maybe], names)]
-    doc = np.searchsorted(tokens.doc_ptr, hit, side="right") - 1
-    row_and_hash = sorted_unique((doc.astype(np.uint64) << np.uint64(32)) | hashes[hit].astype(np.uint64))
-    n_docs = tokens.n_docs
-    indptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(np.bincount((row_and_hash >> np.uint64(32)).astype(np.int64), minlength=n_docs), out=indptr[1:])
-    return ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    employers is page chrome, not the ad's own words). One compiled pass over the words."""
+    indptr, values = name_sets(tokens.word_hash, tokens.doc_ptr, names, keep)
+    return ShingleSets(indptr=indptr, values=values)
 
 
 def may_name_requisition(tokens: Tokens) -> np.ndarray:
     """Per document: a requisition label word ("req", "ref", "vacancy", ...) is followed within
     `REQUISITION_LOOKAHEAD` words by a word holding a digit (only these texts are searched for
-    requisition numbers with regular expressions)."""
-    hashes = tokens.word_hash.astype(np.uint32)
-    label = np.flatnonzero(sorted_member(hashes, _label_hashes()))
-    doc_of_word = np.searchsorted(tokens.doc_ptr, label, side="right") - 1
-    flagged = np.zeros(tokens.n_docs, dtype=bool)
-    for step in range(1, REQUISITION_LOOKAHEAD + 1):
-        ahead = label + step
-        inside = ahead < tokens.doc_ptr[doc_of_word + 1]
-        number = np.zeros(len(label), dtype=bool)
-        number[inside] = tokens.word_is_number[ahead[inside]]
-        flagged[doc_of_word[number]] = True
-    return flagged
+    requisition numbers with regular expressions). One compiled pass over the words."""
+    return label_then_number(
+        tokens.word_hash, tokens.word_is_number, tokens.doc_ptr, _label_hashes(), REQUISITION_LOOKAHEAD
+    )

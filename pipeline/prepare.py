@@ -17,12 +17,14 @@ from joblib import Parallel, delayed
 from joblib.externals.loky import get_reusable_executor
 
 from jobdedup.features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
+from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.pairs import PairInputs
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member
 from jobdedup.pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.evidence import (
+    area_words,
     employer_words,
     may_name_requisition,
     mention_sets,
@@ -103,6 +105,7 @@ class _PreparedChunk:
     core_words: np.ndarray
     employer_words: ShingleSets
     place_words: ShingleSets
+    area_words: ShingleSets
     mentions: ShingleSets
     boilerplate: np.ndarray
     status: pd.Series
@@ -114,7 +117,7 @@ def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
     `pipeline.evidence`); every ad row counts, whatever its normalised city."""
     column = lambda name: ads[name] if name in ads.columns else pd.Series(pd.NA, index=ads.index)  # noqa: E731
     locations = column("location")
-    return vocabulary(employer_words(column("company")), place_words(locations, locations))
+    return vocabulary(employer_words(column("company")), place_words(locations, locations), area_words(locations))
 
 
 def _prepare_chunk(
@@ -166,9 +169,10 @@ def _prepare_chunk(
         numbers=numbers,
         signatures=minhash_signatures(core, config.num_perm, config.seed, threads),
         words=tokens.words_per_doc,
-        core_words=_kept_per_doc(tokens, keep),
+        core_words=kept_per_doc(keep, tokens.doc_ptr),
         employer_words=employer_words(ads["company"]),
         place_words=place_words(ads["location"], fields["city"]),
+        area_words=area_words(ads["location"]),
         mentions=mention_sets(tokens, names, keep),
         boilerplate=boilerplate_here,
         status=_status(tokens.words_per_doc, fields),
@@ -256,6 +260,7 @@ def prepare_batch(
         core_words=np.concatenate(_take(parts, "core_words")),
         employer_words=ShingleSets.concatenate(_take(parts, "employer_words")),
         place_words=ShingleSets.concatenate(_take(parts, "place_words")),
+        area_words=ShingleSets.concatenate(_take(parts, "area_words")),
         mentions=ShingleSets.concatenate(_take(parts, "mentions")),
     )
     return PreparedBatch(
@@ -300,10 +305,3 @@ def _texts_of(column: pd.Series, block: int = 2_000) -> Iterator[str | None]:
     Python strings would take 2-4 bytes per character at once)."""
     for start in range(0, len(column), block):
         yield from column.iloc[start : start + block].astype(object).where(lambda t: t.notna(), None)
-
-
-def _kept_per_doc(tokens: Tokens, keep: np.ndarray) -> np.ndarray:
-    """Number of kept words in each document."""
-    kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
-    np.cumsum(keep, out=kept_before[1:])
-    return np.diff(kept_before[tokens.doc_ptr])

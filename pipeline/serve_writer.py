@@ -101,10 +101,10 @@ def trim_heap() -> None:
 
 
 def _error(kind: str, message: str) -> Exception:
-    """The parent's exception for the child's (name, message): the store's errors keep their class."""
-    from jobdedup.pipeline.index import store
+    """The parent's exception for the child's (name, message): the index's errors keep their class."""
+    from jobdedup.pipeline import index
 
-    found = getattr(store, kind, None)
+    found = getattr(index, kind, None)
     if isinstance(found, type) and issubclass(found, JobdedupError):
         return found(message)
     if kind in ("JobdedupError", "InputError"):

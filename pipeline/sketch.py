@@ -20,6 +20,7 @@ import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
 from typing import TypeVar
 
 import numpy as np
@@ -27,7 +28,7 @@ from datasketch import MinHash
 
 from jobdedup.features.kernels import minhash_rows, window_shingles
 from jobdedup.features.shingle_sets import ShingleSets
-from jobdedup.pipeline.clean import text_for_kernel
+from jobdedup.pipeline.clean import kernel_texts_utf8
 from jobdedup.pipeline.tokenizer import Tokens, tokenize_utf8
 
 WORD = re.compile(r"\w+")
@@ -54,17 +55,18 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def kernel_input(texts: Iterable[str | None]) -> tuple[np.ndarray, np.ndarray]:
+def kernel_input(texts: Iterable[str | None], block: int = 1_000) -> tuple[np.ndarray, np.ndarray]:
     """The texts as the compiled tokeniser reads them (markup stripped, NFKC), UTF-8 in one buffer
-    with int64 offsets; None counts as empty. Each text is encoded as it comes, so with an iterator
-    only one Python string is held at a time beside the buffer. Python-level work: run it beside
-    the compiled kernels, which release the GIL."""
+    with int64 offsets; None counts as empty. Texts are taken `block` at a time
+    (`clean.kernel_texts_utf8`), so with an iterator only one block of Python strings is held
+    beside the buffer. Python-level work: run it beside the compiled kernels, which release the GIL."""
     buffer = bytearray()
     ends = array("q", [0])
-    for text in texts:
-        if text:
-            buffer += text_for_kernel(text).encode("utf-8", "surrogatepass")
-        ends.append(len(buffer))
+    texts = iter(texts)
+    while part := [text or "" for text in islice(texts, block)]:
+        for utf8 in kernel_texts_utf8(part):
+            buffer += utf8
+            ends.append(len(buffer))
     return np.frombuffer(buffer, dtype=np.uint8), np.frombuffer(ends, dtype=np.int64)
 
 

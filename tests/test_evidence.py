@@ -136,6 +136,32 @@ def test_multi_city_listing_named_in_the_text_is_no_place_conflict():
     assert per_town["location_conflict"] == 1
 
 
+def test_listing_filed_under_a_district_of_the_town_the_text_names():
+    # Adzuna files one Emponics job under districts (martadatauk): "Filton, Bristol" and "The City,
+    # Central London"; the text says "Bristol or London". The town a district lies in counts.
+    text = f"{BODY} This role is based in our Bristol or London office, hybrid three days a week."
+    common = {"title": "AI Deployment Engineer", "company": "Emponics", "source": "adzuna"}
+    districts = _pair([
+        {**common, "ad_id": "a", "description": text, "location": "Filton, Bristol"},
+        {**common, "ad_id": "b", "description": text, "location": "The City, Central London"},
+    ])  # fmt: skip
+    assert districts["place_named_in_text"] == 1 and districts["location_conflict"] == 0
+    # A district whose town the text does not name is still another place.
+    elsewhere = _pair([
+        {**common, "ad_id": "a", "description": BODY, "location": "Filton, Bristol"},
+        {**common, "ad_id": "b", "description": BODY, "location": "Openshaw, Manchester"},
+    ])  # fmt: skip
+    assert elsewhere["place_named_in_text"] == 0 and elsewhere["location_conflict"] == 1
+    # A county is no town: one agency template per town of a county that both texts name is two
+    # vacancies (adzuna: "Amersham, Buckinghamshire" / "High Wycombe, Buckinghamshire").
+    county_text = f"{BODY} Support workers needed across Buckinghamshire."
+    per_town = _pair([
+        {**common, "ad_id": "a", "description": county_text, "location": "Amersham, Buckinghamshire"},
+        {**common, "ad_id": "b", "description": county_text, "location": "High Wycombe, Buckinghamshire"},
+    ])  # fmt: skip
+    assert per_town["place_named_in_text"] == 0 and per_town["location_conflict"] == 1
+
+
 def test_same_listing_is_one_vacancy():
     url = "https://www.karriere.at/jobs/7095220"
     rows = [

@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobdedup.pipeline.index import Index, IndexFileError
-from jobdedup.pipeline.index import store as store_module
+from jobdedup.pipeline.index import Index, IndexFileError, key_runs
+from jobdedup.pipeline.index.blobs import decode_part, encode_part
+from jobdedup.pipeline.index.key_runs import SPACE_KEYS
 from jobdedup.pipeline.index.rows import ROW_COLUMNS, RowPacker, raw_rows
-from jobdedup.pipeline.index.store import SPACE_KEYS, decode_part, encode_part, open_store
+from jobdedup.pipeline.index.store import open_store
 
 
 @pytest.mark.parametrize("n", [1, 2, 1000])
@@ -38,8 +39,8 @@ def _brute(
 
 
 def test_key_runs_merge_and_lookup_match_a_plain_scan(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_module, "RUN_BASE", 64)
-    monkeypatch.setattr(store_module, "PART_ENTRIES", 50)
+    monkeypatch.setattr(key_runs, "RUN_BASE", 64)
+    monkeypatch.setattr(key_runs, "PART_ENTRIES", 50)
     store = open_store(tmp_path / "s.jdx")
     rng = np.random.default_rng(0)
     entries, removed = [], set()

@@ -109,7 +109,7 @@ def test_features_and_models_never_import_pipeline() -> None:
     assert wrong == set()
 
 
-@pytest.mark.parametrize("package", ["features/normalize", "pipeline/io"])
+@pytest.mark.parametrize("package", ["features/normalize", "pipeline/io", "pipeline/index"])
 def test_split_modules_stay_small(package: str) -> None:
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / package).glob("*.py")}
     assert len(sizes) >= 5
@@ -118,6 +118,17 @@ def test_split_modules_stay_small(package: str) -> None:
 
 def test_public_names_import_from_where_they_were() -> None:
     from jobdedup.features.normalize import LEGAL_FORM_WORDS, normalize_company  # noqa: F401
+    from jobdedup.pipeline.index import (  # noqa: F401
+        AddResult,
+        Index,
+        IndexFileError,
+        IndexLockedError,
+        IndexMismatchError,
+        IndexStore,
+        SqliteStore,
+        open_store,
+    )
+    from jobdedup.pipeline.index.core import SLEEP_HOOK  # noqa: F401
     from jobdedup.pipeline.io import (  # noqa: F401
         ADS_COLUMNS,
         STRING,

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from jobdedup.features.normalize import (
     JOB_BOARD_DOMAINS,
     contacts,
+    district_town,
     domains,
     extract_contacts,
     extract_domains,
@@ -469,3 +470,11 @@ def test_idempotent(text: str) -> None:
         once = func(pd.Series([text], dtype=object))
         twice = func(once.astype(object))
         assert once.equals(twice), (func.__name__, text, once.iloc[0], twice.iloc[0])
+
+
+def test_district_town_is_the_town_a_listed_district_lies_in():
+    towns = run(district_town, ["Filton, Bristol", "The City, Central London", "Openshaw, Greater Manchester",
+                                "Maidstone, Kent", "Leeds, West Yorkshire", "Bristol, South West England",
+                                "Dallas, TX", "Amersham, Buckinghamshire", "Leeds", None, ""])  # fmt: skip
+    assert towns[:3] == ["Bristol", "Central London", "Greater Manchester"]
+    assert all(pd.isna(t) for t in towns[3:])

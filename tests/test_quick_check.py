@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 from jobdedup.pipeline.boilerplate import find_boilerplate_blocks
-from jobdedup.pipeline.index.core import Index, _cross_pairs
+from jobdedup.pipeline.index.pairs import cross_pairs
 from jobdedup.pipeline.index.quick_check import check_cross_pairs, check_reconcile, distinct_query
+from jobdedup.pipeline.index.reconcile import reconcile
 
 
 def _random_lookup(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -37,7 +38,7 @@ def test_check_cross_pairs_are_add_cross_pairs(seed):
     rng = np.random.default_rng(seed)
     query, hits = _random_lookup(rng)
     cap = int(rng.integers(2, 8))
-    expected = _cross_pairs(query, hits, cap)[0]
+    expected = cross_pairs(query, hits, cap)[0]
     found = check_cross_pairs(*(query[c].to_numpy() for c in ("key", "doc", "lsh")), hits, cap)
     pd.testing.assert_frame_equal(
         found.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False
@@ -73,7 +74,7 @@ def test_check_reconcile_is_add_reconcile(seed):
     new_id = np.arange(50, 50 + n, dtype=np.int64)
     new_ad_ids = np.asarray([f"ad-{x}" for x in rng.permutation(n).tolist()], dtype=object)
     names = _Names()
-    expected = Index(names)._reconcile(labels, n, new_id, new_ad_ids, old_gid, in_touched, old_gid)  # type: ignore[arg-type]
+    expected = reconcile(names, labels, n, new_id, new_ad_ids, old_gid, in_touched, old_gid)  # type: ignore[arg-type]
     found = check_reconcile(labels, n, new_id, new_ad_ids, old_gid, in_touched, names.group_names)
     for a, b in zip(found, expected):
         if isinstance(b, pd.DataFrame):

@@ -34,6 +34,7 @@ from jobdedup.features.normalize.domains import (
 )
 from jobdedup.features.normalize.locations import (
     location_and_city,
+    district_town,
     location_city,
     location_parts,
     normalize_location,
@@ -55,6 +56,7 @@ __all__ = [
     "extract_emails",
     "extract_phones",
     "location_and_city",
+    "district_town",
     "location_city",
     "location_parts",
     "normalize_company",

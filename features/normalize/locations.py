@@ -294,6 +294,37 @@ def location_city(s: pd.Series) -> pd.Series:
     return _map_unique(_check_series(s, "location_city"), lambda t: _parse_location(t)[1], "string")
 
 
+# Counties, provinces and compass regions written after a town ("Maidstone, Kent", "Leeds, West
+# Yorkshire", "Bristol, South West England"); US states and the regions of `_REGIONS` are already
+# no town. "Central London", "Greater London" and "Greater Manchester"'s town are kept.
+_COUNTY_RE = re.compile(
+    r"shire\b|shrie\b|\bcounty\b|yorkshire|sussex|midlands|glamorgan|lothian|tyne|"
+    r"^(?:north|south|east|west|central)\b(?! london)|\b(?:england|wales|scotland)\b|"
+    r"^(?:kent|essex|surrey|devon|dorset|somerset|suffolk|norfolk|cornwall|cumbria|merseyside|middlesex|"
+    r"northumberland|rutland|avon|fife|angus|highland|powys|gwent|ceredigion|borders|bucks|berks|"
+    r"channel isles|east anglia|limburg|utrecht|groningen|noord-brabant|gelderland|overijssel|"
+    r"friesland|drenthe|zeeland|flevoland)$",
+    re.I,
+)
+
+
+def district_town(s: pd.Series) -> pd.Series:
+    """The town a listing's district lies in: the second part of a location when it is a town
+    ("Filton, Bristol" -> "Bristol"), NA when it is a county, province, state, region or country, or
+    there is none. Job boards file one job under districts of the town its text names.
+
+    Example:
+        >>> district_town(pd.Series(["Filton, Bristol", "Maidstone, Kent", "Dallas, TX",
+        ...                          "Openshaw, Greater Manchester", "Leeds", None])).tolist()
+        ['Bristol', <NA>, <NA>, 'Greater Manchester', <NA>, <NA>]
+    """
+    second = _check_series(s, "district_town").astype("string").str.split(",").str.get(1)
+    second = second.astype("string").str.strip()
+    county = second.map(lambda v: bool(_COUNTY_RE.search(v)), na_action="ignore").astype("boolean")
+    town = location_city(second).notna() & ~county.fillna(True)
+    return second.where(town.to_numpy(), pd.NA)
+
+
 def location_and_city(s: pd.Series) -> tuple[pd.Series, pd.Series]:
     """`normalize_location` and `location_city` of `s`, parsing each distinct location once."""
     location, city, _ = location_parts(s)

@@ -6,14 +6,12 @@ Example:
     ...     pairs, groups, merges = index.add(new_ads, model)
 """
 
-from jobdedup.pipeline.index.core import AddResult, Index, IndexMismatchError
-from jobdedup.pipeline.index.store import (
-    IndexFileError,
-    IndexLockedError,
-    IndexStore,
-    SqliteStore,
-    open_store,
-)
+from jobdedup.pipeline.index.core import Index
+from jobdedup.pipeline.index.errors import IndexFileError, IndexLockedError
+from jobdedup.pipeline.index.meta import IndexMismatchError
+from jobdedup.pipeline.index.results import AddResult
+from jobdedup.pipeline.index.sqlite_store import SqliteStore
+from jobdedup.pipeline.index.store import IndexStore, open_store
 
 __all__ = [
     "AddResult",

@@ -38,7 +38,9 @@ import numpy as np
 import zstandard
 
 from jobdedup.features.shingle_sets import sorted_member
-from jobdedup.pipeline.index.store import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS, SqliteStore, decode_part
+from jobdedup.pipeline.index.blobs import decode_part
+from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
+from jobdedup.pipeline.index.sqlite_store import SqliteStore
 
 VIEWS_KEPT = 3  # generations whose views stay (transactions that began before a commit still use theirs)
 

@@ -2,12 +2,12 @@
 
 A single-ad check runs `add`'s matching path; most of its steps cost a fixed ~1 ms per pandas
 operation, whatever the number of rows. The functions here give exactly what the steps of
-`pipeline.index.core` give (tests compare them on random and real inputs), for what a check needs
+`pipeline.index` give (tests compare them on random inputs), for what a check needs
 and nothing it does not (a check writes nothing: no keys to store, no sightings to keep):
 
 - `check_index_pairs` (`distinct_query`, `check_cross_pairs`): the batch-vs-index pairs of
-  `_cross_pairs` (bucket cap included), without the keys and big keys an add stores;
-- `check_reconcile`: `Index._reconcile`'s group of each new ad, the merges and sizes.
+  `pairs.cross_pairs` (bucket cap included), without the keys and big keys an add stores;
+- `check_reconcile`: `reconcile.reconcile`'s group of each new ad, the merges and sizes.
 
 Example:
     >>> import pandas as pd
@@ -40,7 +40,7 @@ def distinct_query(key: np.ndarray, doc: np.ndarray, lsh: np.ndarray) -> tuple[n
 def check_cross_pairs(
     key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: pd.DataFrame, cap: int
 ) -> pd.DataFrame:
-    """`core._cross_pairs(query, hits, cap)[0]` for the distinct query rows (`key`, `doc`, `lsh`).
+    """`pairs.cross_pairs(query, hits, cap)[0]` for the distinct query rows (`key`, `doc`, `lsh`).
 
     Returns `doc`, `ad`, `via_lsh`, `via_fields`, sorted by (doc, ad).
     """
@@ -95,7 +95,7 @@ def check_reconcile(
     in_touched: np.ndarray,
     group_names: Callable[[np.ndarray], pd.Series],
 ) -> tuple[np.ndarray, pd.DataFrame, np.ndarray, np.ndarray]:
-    """`Index._reconcile` (same arguments, the store's `group_names` passed): new ads' gids, the
+    """`reconcile.reconcile` (its arguments, the store's `group_names` instead of the store): new ads' gids, the
     merges, new ads' final group sizes and whether each joined an old group."""
     old_labels = labels[n:]
     new_labels = labels[:n]
@@ -155,7 +155,7 @@ def check_index_pairs(
     store: IndexStore, lsh: tuple[np.ndarray, np.ndarray], fields: tuple[np.ndarray, np.ndarray], cap: int
 ) -> pd.DataFrame:
     """A check's candidate pairs against the index: its band keys `lsh` and field keys `fields`
-    (each (doc, key)) looked up in `store`, as `core._cross_pairs` pairs them."""
+    (each (doc, key)) looked up in `store`, as `pairs.cross_pairs` pairs them."""
     key = np.concatenate([lsh[1], fields[1]]).view(np.int64)
     doc = np.concatenate([lsh[0], fields[0]]).astype(np.int64)
     via_lsh = np.r_[np.ones(len(lsh[1]), bool), np.zeros(len(fields[1]), bool)]

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 _TEXT_FIELDS = ("title", "title_tokens", "company", "occupation", "location", "city", "source", "listing")
 _ITEM_FIELDS = ("emails", "phones", "domains", "refs")
-_SETS = ("full", "core", "numbers", "employer_words", "place_words", "mentions")
+_SETS = ("full", "core", "numbers", "employer_words", "place_words", "area_words", "mentions")
 # The columns of `PairInputs.fields`: the normalised fields and the requisition numbers `refs`
 # (`pipeline.prepare._prepare_chunk`).
 _FIELDS = (*FIELD_COLUMNS, "refs")
