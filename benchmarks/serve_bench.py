@@ -50,13 +50,23 @@ def _free_port() -> int:
 
 
 def _memory(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM (peak) of a process, in MB."""
-    found = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(("VmRSS", "VmHWM")):
-            name, value = line.split(":")
-            found[name] = round(int(value.split()[0]) / 1024, 1)
+    """VmRSS and VmHWM (peak) in MB, summed over the process and its children (the service's writer
+    process): the peak is the sum of each process's own peak, an upper bound of the joint one."""
+    found = {"VmRSS": 0.0, "VmHWM": 0.0}
+    for process in [pid, *_children(pid)]:
+        for line in Path(f"/proc/{process}/status").read_text().splitlines():
+            if line.startswith(("VmRSS", "VmHWM")):
+                name, value = line.split(":")
+                found[name] = round(found[name] + int(value.split()[0]) / 1024, 1)
     return found
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant process of `pid` (Linux /proc)."""
+    direct = [
+        int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()
+    ]
+    return [c for child in direct for c in (child, *_children(child))]
 
 
 def _records(frame) -> list[dict]:
@@ -256,7 +266,7 @@ def table(r: dict) -> str:
         ("single-ad checks per second under that load", f"{load['checks_per_second']}", "—"),
         ("adds during that load", adds, "—"),
         (batch_name, f"{batch['ads_per_second']:,} ({batch['seconds']} s)", "≥ 2,000"),
-        ("service resident memory, MB", memory, "≤ 2,000"),
+        ("service resident memory (with its writer process), MB", memory, "≤ 2,000"),
         ("start to ready, s (keys decoded into memory)", f"{r['ready_seconds']}", "—"),
     ]
     index = f"Index of {r['index_ads']:,} ads ({r['index_bytes'] / 1e6:,.0f} MB), {r['keys_in_memory']:,} keys in memory"

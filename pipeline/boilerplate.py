@@ -18,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from jobdedup.features.shingle_sets import sorted_member, sorted_union
 from jobdedup.pipeline.tokenizer import Tokens
@@ -37,10 +36,16 @@ def find_boilerplate_blocks(
     if len(block_hash) == 0:
         return np.zeros(0, dtype=np.uint64)
     found = []
+    block_hash = np.asarray(block_hash, dtype=np.uint64)
     for codes, least in ((doc_title_code, min_titles), (doc_employer_code, min_employers)):
-        seen = pd.DataFrame({"block": block_hash, "code": codes[block_doc]}).drop_duplicates()
-        per_block = seen.groupby("block", sort=True).size()
-        found.append(per_block.index[per_block.to_numpy() >= least].to_numpy(np.uint64))
+        # Distinct (block, code) by one sort, then codes per block (numpy: a single ad's check
+        # would pay pandas' fixed cost per call).
+        code = np.asarray(codes)[block_doc]
+        order = np.lexsort((code, block_hash))
+        block, code = block_hash[order], code[order]
+        block = block[np.r_[True, (block[1:] != block[:-1]) | (code[1:] != code[:-1])]]
+        starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
+        found.append(block[starts][np.diff(np.r_[starts, len(block)]) >= least])
     return merge_block_sets(*found)
 
 

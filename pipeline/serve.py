@@ -13,10 +13,11 @@ nothing is ever loaded from the internet):
 
 Design: checks run on a small pool of read connections sharing one `KeyCache` (the index's band and
 field keys decoded in memory, so a check looks up its ~45 keys with `searchsorted` and reads only
-the candidate rows from SQLite). The cache follows every committed write, the service's own and
-other processes' (`meta.generation`). Writes go through one write connection, one at a time; a CLI
-`index add` on the same file is serialised with them by SQLite's write lock (waiting up to `--wait`
-seconds), and checks never wait for either: they read the last committed state (WAL).
+the candidate rows from SQLite). Writes run one at a time in a child process at a lower CPU
+priority (`pipeline.serve_writer`), so an add never holds the checks' GIL; the cache follows every
+committed write, the child's and other processes' (`meta.generation`). A CLI `index add` on the same
+file is serialised with the child's writes by SQLite's write lock (waiting up to `--wait` seconds),
+and checks never wait for either: they read the last committed state (WAL).
 
 Security: binds 127.0.0.1 unless `--host` says otherwise. With `--token-file`, every request but
 `/healthz` needs `Authorization: Bearer <token>`; listening beyond loopback without a token file,
@@ -32,14 +33,11 @@ Example:
 # No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations (Request),
 # imported inside create_app so that other commands do not import the web framework.
 import argparse
-import contextlib
-import ctypes
 import hmac
 import ipaddress
 import json
 import logging
 import queue
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -197,19 +195,19 @@ class Service:
         readers: int = READERS,
     ) -> None:
         from jobdedup.pipeline.index.cache import KeyCache, open_cached
+        from jobdedup.pipeline.serve_writer import WriterProcess
 
         self.index_path = Path(index_path)
         self.model = model.with_config(show_progress=False)
         # Checks: one thread each (a few ads: the second thread's wake-up costs more than it saves).
         self.check_model = self.model.with_config(jobs=1)
         self.token = token
-        self.writes_allowed = writes_allowed
         self.cache = KeyCache()
-        self.writer = open_cached(self.index_path, self.cache, timeout=wait)
-        self.write_lock = threading.Lock()
         self.pool: queue.Queue[Any] = queue.Queue()
         for _ in range(readers):
             self.pool.put(open_cached(self.index_path, self.cache))
+        # Writes in a child process (`pipeline.serve_writer`), so that they never stall checks.
+        self.writer = WriterProcess(self.index_path, self.model, wait) if writes_allowed else None
         self.started = time.time()
         self.requests = 0
 
@@ -231,7 +229,8 @@ class Service:
             )
 
     def close(self) -> None:
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
         while not self.pool.empty():
             self.pool.get().close()
 
@@ -315,7 +314,7 @@ def create_app(service: Service) -> Any:
         return error(status, str(failure), "correct the request" if status == 422 else "try again later")
 
     def writable() -> None:
-        if not service.writes_allowed:
+        if service.writer is None:
             raise PermissionError
 
     @app.exception_handler(PermissionError)
@@ -365,21 +364,9 @@ def create_app(service: Service) -> Any:
         ads = parse_ads(await read_body(request))
         from starlette.concurrency import run_in_threadpool
 
-        def work() -> dict[str, Any]:
-            with service.write_lock:
-                result = service.writer.add(ads, service.model)
-                _trim_heap()
-            info = result.report
-            return {
-                "ads": _records(result.groups),
-                "merges": _records(result.merges),
-                "added": int(info.get("new_ads", 0)),
-                "skipped": len(result.skipped),
-                "duplicate_pairs": int(info.get("duplicate_pairs", 0)),
-            }
-
         request.state.ads = len(ads)
-        return await run_in_threadpool(work)
+        added = await run_in_threadpool(service.writer.add, ads)
+        return {**added, "ads": _records(added["ads"]), "merges": _records(added["merges"])}
 
     @app.get("/v1/ads/{ad_id:path}", summary="An indexed ad's group and the group's members")
     def get_ad(ad_id: str) -> Any:
@@ -400,8 +387,7 @@ def create_app(service: Service) -> Any:
     @app.delete("/v1/ads/{ad_id:path}", summary="Remove an ad (its group keeps its id)")
     def delete_ad(ad_id: str) -> Any:
         writable()
-        with service.write_lock:
-            outcome = service.writer.remove([ad_id])
+        outcome = service.writer.remove([ad_id])
         if outcome["removed"] == 0:
             return error(404, f"ad_id {ad_id!r} is not in the index", "nothing to remove")
         return {"ad_id": ad_id, **{k: int(v) for k, v in outcome.items()}}
@@ -438,20 +424,6 @@ def _log(request: Any, status: int, started: float) -> None:
         f" ads={ads}" if ads is not None else "",
         (time.perf_counter() - started) * 1000,
     )
-
-
-def _limit_heap_arenas() -> None:
-    """At most two glibc malloc arenas (by default each thread that allocates gets its own, up to 8
-    per core, and gives little back: the threadpool's checks and adds tripled the service's resident
-    memory over a 15-minute load at 1,000,000 ads). No-op off glibc."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX
-
-
-def _trim_heap() -> None:
-    """Give freed heap pages back to the system (an add frees hundreds of MB). No-op off glibc."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _resident_bytes() -> int | None:
@@ -552,8 +524,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from jobdedup.pipeline.model_files import model_from_args
+    from jobdedup.pipeline.serve_writer import limit_heap_arenas
 
-    _limit_heap_arenas()
+    limit_heap_arenas()
     token = read_token(args.token_file) if args.token_file else None
     loopback = is_loopback(args.host)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -563,10 +536,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     service = Service(args.index, model, token=token, writes_allowed=loopback or token is not None, wait=args.wait)
     started = time.perf_counter()
     service.warm_up()
+    with service.reader() as index:
+        entries = index.store.view().entries
     log.info(
         "index %s: %d keys in memory (%.0f MB), ready in %.1f s",
         args.index,
-        service.writer.store.view().entries,
+        entries,
         service.cache.nbytes() / 1e6,
         time.perf_counter() - started,
     )

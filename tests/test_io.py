@@ -680,3 +680,15 @@ def test_semicolon_separated_unclosed_quote(tmp_path: Path) -> None:
     text = 'ad_id;description\n1;a\n2;"never closed\n3;c\n'
     with pytest.raises(InputError, match=r"row 2 \(line 3\) opens a quoted value that is never closed"):
         read_table(write_csv(tmp_path / "ads.csv", text))
+
+
+def test_blank_is_the_same_for_few_and_many_values():
+    """Few values are checked in Python (str.strip), many by pyarrow's trim: the same whitespace."""
+    from jobdedup.pipeline.io.contract import STRING
+    from jobdedup.pipeline.io.validate import _FEW_ROWS, _blank
+
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF] + ["", " x ", "\t\u3000"]
+    values = pd.Series(chars + [None], dtype=STRING)
+    assert len(values) > _FEW_ROWS
+    few = np.concatenate([_blank(values.iloc[i : i + _FEW_ROWS]) for i in range(0, len(values), _FEW_ROWS)])
+    np.testing.assert_array_equal(few, _blank(values))

@@ -39,7 +39,7 @@ import zstandard
 
 from jobdedup.features.shingle_sets import sorted_member
 from jobdedup.pipeline.index.blobs import decode_part
-from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_KEYS
+from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
 from jobdedup.pipeline.index.sqlite_store import SqliteStore
 
 VIEWS_KEPT = 3  # generations whose views stay (transactions that began before a commit still use theirs)
@@ -241,7 +241,7 @@ class CachedSqliteStore(SqliteStore):
         if not positions:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         position, ad = np.concatenate(positions), np.concatenate(ads)
-        if len(view.removed):
+        if len(view.removed) and space != SPACE_BLOCKS:  # (a block sighting's "ad" is its value)
             live = ~sorted_member(ad, view.removed)
             position, ad = position[live], ad[live]
         return position, ad

@@ -48,6 +48,7 @@ from jobdedup.pipeline.index.blocks import block_sightings, learn_boilerplate
 from jobdedup.pipeline.index.inputs import concat_inputs, replace_rows
 from jobdedup.pipeline.index.meta import check_model, check_model_read
 from jobdedup.pipeline.index.pairs import cross_pairs, inner_pairs
+from jobdedup.pipeline.index.quick_check import check_index_pairs, check_reconcile
 from jobdedup.pipeline.index.reconcile import final_gids, new_group_names, reconcile
 from jobdedup.pipeline.index.results import (
     AddResult,
@@ -113,8 +114,9 @@ class Index:
     def check(self, ads: pd.DataFrame, model: Any) -> AddResult:
         """What `add` would do with `ads`, without writing anything (a read: never waits for a writer).
 
-        The very code path of `add` up to its writes, so the pairs, groups, merges and statuses are
-        those `add` gives on the same ads against the same index state; `pairs` also has
+        The code path of `add` up to its writes (its index pairs and reconciliation in the numpy
+        forms of `pipeline.index.quick_check`, equal to add's), so the pairs, groups, merges and
+        statuses are those `add` gives on the same ads against the same index state; `pairs` also has
         `dup_type` for duplicate pairs, and `groups.group_id` of an ad that would found a new
         group is the name the group would get.
 
@@ -189,17 +191,20 @@ class Index:
             )
             lsh_doc, lsh_key = lsh_keys(batch.inputs.signatures, cfg.lsh_bands, cfg.lsh_rows)
             field_doc, field_key = field_keys(batch.inputs.fields)
-            query = pd.DataFrame(
-                {
-                    "key": np.concatenate([lsh_key, field_key]).view(np.int64),
-                    "doc": np.concatenate([lsh_doc, field_doc]),
-                    "lsh": np.r_[np.ones(len(lsh_key), bool), np.zeros(len(field_key), bool)],
-                }
-            ).drop_duplicates(["key", "doc"])
-            hits = self.store.lookup(
-                query["key"].to_numpy(), query["doc"].to_numpy(), query["lsh"].to_numpy()
-            )
-            cross, new_big_keys, store_keys = cross_pairs(query, hits, cap)
+            if write:
+                query = pd.DataFrame(
+                    {
+                        "key": np.concatenate([lsh_key, field_key]).view(np.int64),
+                        "doc": np.concatenate([lsh_doc, field_doc]),
+                        "lsh": np.r_[np.ones(len(lsh_key), bool), np.zeros(len(field_key), bool)],
+                    }
+                ).drop_duplicates(["key", "doc"])
+                hits = self.store.lookup(
+                    query["key"].to_numpy(), query["doc"].to_numpy(), query["lsh"].to_numpy()
+                )
+                cross, new_big_keys, store_keys = cross_pairs(query, hits, cap)
+            else:  # (a check stores no keys: only its pairs, without DataFrames)
+                cross = check_index_pairs(self.store, (lsh_doc, lsh_key), (field_doc, field_key), cap)
             lap("lookup")
 
             # ---- read back the candidate index ads and the rest of their groups; prepare them
@@ -285,9 +290,14 @@ class Index:
             first_id = self.store.next_id()
             new_id = np.arange(first_id, first_id + n, dtype=np.int64)
             new_ad_ids = new_ads["ad_id"].astype(str).to_numpy()
-            new_gid, merges, group_size, existing = reconcile(
-                self.store, labels, n, new_id, new_ad_ids, old_gid, in_touched, old["id"].to_numpy()
-            )
+            if write:
+                new_gid, merges, group_size, existing = reconcile(
+                    self.store, labels, n, new_id, new_ad_ids, old_gid, in_touched, old["id"].to_numpy()
+                )
+            else:
+                new_gid, merges, group_size, existing = check_reconcile(
+                    labels, n, new_id, new_ad_ids, old_gid, in_touched, self.store.group_names
+                )
 
             if not write:
                 lap("reconcile")

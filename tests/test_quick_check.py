@@ -1,0 +1,100 @@
+"""`pipeline.index.quick_check` gives exactly what the DataFrame steps of `Index.add` give; so do the
+numpy steps a single check runs through (boilerplate blocks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jobdedup.pipeline.boilerplate import find_boilerplate_blocks
+from jobdedup.pipeline.index.pairs import cross_pairs
+from jobdedup.pipeline.index.quick_check import check_cross_pairs, check_reconcile, distinct_query
+from jobdedup.pipeline.index.reconcile import reconcile
+
+
+def _random_lookup(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A random batch query (`key`, `doc`, `lsh`, distinct on key and doc) and its index hits."""
+    n_keys, n_docs = int(rng.integers(1, 12)), int(rng.integers(1, 6))
+    query = pd.DataFrame(
+        {
+            "key": rng.integers(0, n_keys, 40).astype(np.int64),
+            "doc": rng.integers(0, n_docs, 40).astype(np.int64),
+            "lsh": rng.random(40) < 0.7,
+        }
+    ).drop_duplicates(["key", "doc"])
+    big_keys = set(rng.choice(n_keys, int(rng.integers(0, 3)), replace=False).tolist())
+    stored = {k: ([int(rng.integers(100, 110))] if k in big_keys else rng.integers(100, 130, rng.integers(0, 8)).tolist())
+              for k in range(n_keys)}  # fmt: skip
+    rows = [(k, d, lsh, ad, k in big_keys) for k, d, lsh in query.itertuples(index=False) for ad in stored[k]]
+    hits = pd.DataFrame(rows, columns=["key", "doc", "lsh", "ad", "big"]).astype(
+        {"key": np.int64, "doc": np.int64, "lsh": bool, "ad": np.int64, "big": bool}
+    )
+    return query, hits
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_check_cross_pairs_are_add_cross_pairs(seed):
+    rng = np.random.default_rng(seed)
+    query, hits = _random_lookup(rng)
+    cap = int(rng.integers(2, 8))
+    expected = cross_pairs(query, hits, cap)[0]
+    found = check_cross_pairs(*(query[c].to_numpy() for c in ("key", "doc", "lsh")), hits, cap)
+    pd.testing.assert_frame_equal(
+        found.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False
+    )
+
+
+def test_distinct_query_keeps_the_first_of_each_key_and_doc():
+    key, doc, lsh = (
+        np.array([3, 1, 3, 3, 1]),
+        np.array([0, 0, 0, 1, 0]),
+        np.array([True, True, False, False, False]),
+    )
+    frame = pd.DataFrame({"key": key, "doc": doc, "lsh": lsh}).drop_duplicates(["key", "doc"])
+    found = distinct_query(key, doc, lsh)
+    assert [a.tolist() for a in found] == [frame[c].tolist() for c in ("key", "doc", "lsh")]
+
+
+class _Names:
+    """The one store method reconciling reads: a group's name."""
+
+    def group_names(self, gids: np.ndarray) -> pd.Series:
+        gids = np.unique(np.asarray(gids, dtype=np.int64))
+        return pd.Series([f"g{g}" for g in gids.tolist()], index=gids, dtype=object)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_check_reconcile_is_add_reconcile(seed):
+    rng = np.random.default_rng(seed)
+    n, n_old = int(rng.integers(1, 6)), int(rng.integers(0, 12))
+    labels = rng.integers(0, int(rng.integers(1, 8)), n + n_old)
+    old_gid = rng.integers(0, 5, n_old).astype(np.int64)
+    in_touched = np.isin(old_gid, rng.choice(5, int(rng.integers(0, 6)), replace=False))
+    new_id = np.arange(50, 50 + n, dtype=np.int64)
+    new_ad_ids = np.asarray([f"ad-{x}" for x in rng.permutation(n).tolist()], dtype=object)
+    names = _Names()
+    expected = reconcile(names, labels, n, new_id, new_ad_ids, old_gid, in_touched, old_gid)  # type: ignore[arg-type]
+    found = check_reconcile(labels, n, new_id, new_ad_ids, old_gid, in_touched, names.group_names)
+    for a, b in zip(found, expected):
+        if isinstance(b, pd.DataFrame):
+            pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_find_boilerplate_blocks_counts_distinct_titles_and_employers(seed):
+    rng = np.random.default_rng(seed)
+    n, docs = int(rng.integers(0, 60)), int(rng.integers(1, 10))
+    block_hash = rng.integers(0, 8, n).astype(np.uint64) * np.uint64(2**61)  # (high bits set too)
+    block_doc = rng.integers(0, docs, n)
+    titles, employers = rng.integers(0, 4, docs), rng.integers(0, 4, docs)
+    least_titles, least_employers = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    seen: dict[int, tuple[set, set]] = {}
+    for block, doc in zip(block_hash.tolist(), block_doc.tolist()):
+        seen.setdefault(block, (set(), set()))[0].add(titles[doc])
+        seen[block][1].add(employers[doc])
+    expected = sorted(b for b, (t, e) in seen.items() if len(t) >= least_titles or len(e) >= least_employers)
+    found = find_boilerplate_blocks(block_hash, block_doc, titles, least_titles, employers, least_employers)
+    assert found.dtype == np.uint64 and found.tolist() == expected

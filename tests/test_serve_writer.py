@@ -1,0 +1,30 @@
+"""`pipeline.serve_writer`: the service's writes in a child process, with the store's errors kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobdedup.pipeline.index import Index, IndexLockedError
+from jobdedup.pipeline.serve_writer import WriterProcess
+
+
+def test_writer_process_adds_removes_and_reports_a_held_lock(tmp_path, default_model, test_ads):
+    path = tmp_path / "ads.jdx"
+    ads = test_ads.iloc[:30].reset_index(drop=True)
+    writer = WriterProcess(path, default_model.with_config(show_progress=False), wait=0.5)
+    try:
+        added = writer.add(ads)
+        assert added["added"] == 30 and added["ads"]["ad_id"].tolist() == ads["ad_id"].tolist()
+        with Index.open(path, read_only=True) as index:
+            assert index.stats()["ads"] == 30  # committed, seen by another process
+        assert writer.remove([ads["ad_id"].iloc[0], "not-there"])["not_found"] == 1
+        with (
+            Index.open(path) as holder,
+            holder.store.write(5),  # another writer holds the lock
+            pytest.raises(IndexLockedError, match="another process is writing"),
+        ):
+            writer.remove([ads["ad_id"].iloc[1]])
+        again = writer.add(ads)  # the child keeps serving: the removed ad comes back
+        assert (again["added"], again["skipped"]) == (1, 29)
+    finally:
+        writer.close()
