@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pandas as pd
@@ -16,7 +17,7 @@ import pytest
 from jobdedup.pipeline.cli import main
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import read_labels, validate_ads
-from jobdedup.pipeline.label_loop import LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
+from jobdedup.pipeline.label_loop import PROMPT, LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
 from tests.conftest import DATA, ROOT, run_cli
 
 SHOWN = re.compile(r"^\[\d+/\d+\] (\S+)  ~  (\S+)", re.MULTILINE)
@@ -99,16 +100,25 @@ def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
         text=True,
         cwd=ROOT,
     )
+    shown: list[str] = []
+    reader = threading.Thread(target=lambda: shown.extend(iter(lambda: process.stdout.read(1), "")), daemon=True)
+    reader.start()
     try:
         process.stdin.write("n\n")
         process.stdin.flush()
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (labels.exists() and len(_rows(labels)) == 2):
-            time.sleep(0.1)
+        # Interrupt only once the loop asks about the second pair (it then waits for the answer).
+        def waiting_on_second_pair() -> bool:
+            text = "".join(shown)
+            return "[2/" in text and text.rstrip().endswith(PROMPT.rstrip())
+
+        while not waiting_on_second_pair():
+            assert time.monotonic() < deadline, "".join(shown)[-500:]
+            time.sleep(0.05)
         assert len(_rows(labels)) == 2
-        time.sleep(0.3)  # the loop now waits for the next answer
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
+        process.wait(timeout=30)
+        err = process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()
