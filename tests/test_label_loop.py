@@ -99,6 +99,10 @@ def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        # Ctrl-C as at a terminal: in the full suite the test process ignores SIGINT at the C level
+        # (a library loaded by an earlier test; Python's own handler is unchanged), which a child
+        # would inherit, and the interrupted loop would go on waiting.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     shown: list[str] = []
     reader = threading.Thread(target=lambda: shown.extend(iter(lambda: process.stdout.read(1), "")), daemon=True)
