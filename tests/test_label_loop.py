@@ -99,9 +99,9 @@ def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        # Ctrl-C as at a terminal: in the full suite the test process ignores SIGINT at the C level
-        # (a library loaded by an earlier test; Python's own handler is unchanged), which a child
-        # would inherit, and the interrupted loop would go on waiting.
+        # Ctrl-C as at a terminal: in full-suite runs the child started with SIGINT ignored (the
+        # interrupted loop went on waiting; with the default disposition set here it stops), an
+        # inheritance from the test process whose source was not found.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     shown: list[str] = []
