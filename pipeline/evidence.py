@@ -6,8 +6,9 @@ names the other's employer (or they share a contact or reference); a listing cit
 ad's text names ("based in Bristol or London") is no conflict. Both checks compare *word sets*:
 
 - `employer_words`, `place_words` and `area_words`: the words of each ad's company, of the most
-  specific part of its location and of the town that part lies in ("Bristol" of "Filton, Bristol"), as the tokeniser hashes them (case-folded, accents kept, as in the text),
-  without legal forms and generic words ("GmbH", "Group", "Solutions", "Remote"), and for
+  specific part of its location and of the town that part lies in ("Bristol" of "Filton,
+  Bristol"), as the tokeniser hashes them (case-folded, accents kept, as in the text), without
+  legal forms and generic words ("GmbH", "Group", "Solutions", "Remote"), and for
   employers without words the texts of many employers use ("Data", "Energy", "Share");
 - `mention_sets`: the words of each ad's text that are a name word of *some* ad being prepared
   with it (the batch's vocabulary), so the sets stay small (a few words per ad).

@@ -318,11 +318,18 @@ def district_town(s: pd.Series) -> pd.Series:
         ...                          "Openshaw, Greater Manchester", "Leeds", None])).tolist()
         ['Bristol', <NA>, <NA>, 'Greater Manchester', <NA>, <NA>]
     """
-    second = _check_series(s, "district_town").astype("string").str.split(",").str.get(1)
-    second = second.astype("string").str.strip()
-    county = second.map(lambda v: bool(_COUNTY_RE.search(v)), na_action="ignore").astype("boolean")
-    town = location_city(second).notna() & ~county.fillna(True)
-    return second.where(town.to_numpy(), pd.NA)
+    return _map_unique(_check_series(s, "district_town"), _district_town, "string")
+
+
+def _district_town(text: str) -> str | None:
+    """`district_town` of one raw location string."""
+    parts = text.split(",", 2)
+    if len(parts) < 2:
+        return None
+    second = parts[1].strip()
+    if _COUNTY_RE.search(second) or _parse_location(second)[1] is None:
+        return None
+    return second
 
 
 def location_and_city(s: pd.Series) -> tuple[pd.Series, pd.Series]:
