@@ -35,7 +35,9 @@ _LINK_WORDS = frozenset("of for and the de des du la le van von und et y".split(
 
 def _is_acronym(a: str, b: str) -> bool:
     """One name is the initials of the other, with or without its small words ("amd" / "advanced
-    micro devices", "nice" / "national institute for health and care excellence")."""
+    micro devices", "nhs" / "national health service"). Acronyms that skip a content word ("nice" /
+    "national institute for health and care excellence") are not matched: letting the initials
+    skip words joined clearly different names of the real crawls ("sap" / "salt and pepper steakhouse")."""
     short, long = sorted((a, b), key=len)
     short = short.replace(" ", "")
     words = long.split()

@@ -22,7 +22,7 @@ from rapidfuzz.process import cpdist
 from jobdedup.features.employers import employer_conflict
 from jobdedup.features.mentions import named_in_other_text
 from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, word_sets
-from jobdedup.features.titles import specific_words_only_one_side, title_level_differs
+from jobdedup.features.titles import specific_words_only_one_side, title_level_differs, titles_name_other_places
 
 FEATURES: list[str] = [
     "minhash_core",
@@ -45,6 +45,7 @@ FEATURES: list[str] = [
     "title_level_differs",
     "title_specific_only_min",
     "title_specific_only_max",
+    "titles_name_other_places",
     "company_token_set",
     "company_equal",
     "employer_conflict",
@@ -66,7 +67,8 @@ FEATURES: list[str] = [
 # Computed for `dup_type` and the decision rules, but not learnt from: on natural pairs of a corpus
 # left out of training, `place_equal` pushed true reposts of one listing under several cities below
 # the threshold (its trees learnt "same town" from synthetic reposts, which always keep the town).
-TYPE_ONLY_FEATURES = {"place_equal"}
+# `titles_name_other_places` decides through a rule (`models.rules`), not the trees.
+TYPE_ONLY_FEATURES = {"place_equal", "titles_name_other_places"}
 # The columns the classifier is trained on, in order.
 MODEL_FEATURES: list[str] = [name for name in FEATURES if name not in TYPE_ONLY_FEATURES]
 
@@ -236,6 +238,7 @@ def build_pair_features(
     out["title_specific_only_min"], out["title_specific_only_max"] = specific_words_only_one_side(
         fields["title"], fields["location"], left, right
     )
+    out["titles_name_other_places"] = titles_name_other_places(fields["title"], fields["location"], left, right)
     out["company_token_set"] = _string_similarity(
         fields["company"], left, right, fuzz.token_set_ratio, threads
     )

@@ -92,6 +92,44 @@ def title_level_differs(titles: pd.Series, left: np.ndarray, right: np.ndarray) 
     return np.where(both, (level_code[left] != level_code[right]).astype(float), np.nan)
 
 
+PLACE_FILLER_WORDS = frozenset("north south east west central greater city county area region".split())
+"""Words of a place that do not tell two places apart ("East London" / "North London" share London)."""
+
+
+def _own_place_words(titles: pd.Series, places: pd.Series) -> pd.Series:
+    """Each title's words that name the ad's own place ("amersham" of "support worker jobs amersham"
+    listed at "amersham buckinghamshire"), filler and compass words aside; "" where there are none."""
+    frame = pd.DataFrame({"title": titles.astype(object), "place": places.astype(object)})
+    codes, distinct = pd.factorize(pd.MultiIndex.from_frame(frame.fillna("")))
+    named = []
+    for title, place in distinct:
+        own = set(str(place).split()) - TITLE_FILLER_WORDS - PLACE_FILLER_WORDS
+        named.append(" ".join(w for w in str(title).split() if w in own))
+    return pd.Series(np.asarray(named, dtype=object)[codes], index=titles.index)
+
+
+def titles_name_other_places(
+    titles: pd.Series, places: pd.Series, left: np.ndarray, right: np.ndarray
+) -> np.ndarray:
+    """Per pair: 1 where each title names its own ad's place and neither title has a word of the
+    other's ("Support Worker Jobs Amersham" / "Support Worker Jobs High Wycombe": one template
+    posted per town), 0 where both name their place and a word is shared, NaN otherwise.
+
+    Example:
+        >>> titles = pd.Series(["carer amersham", "carer high wycombe", "carer"])
+        >>> places = pd.Series(["amersham bucks", "high wycombe bucks", "amersham"])
+        >>> titles_name_other_places(titles, places, np.array([0, 0]), np.array([1, 2])).tolist()
+        [1.0, nan]
+    """
+    own = word_sets(_own_place_words(titles, places))
+    words = word_sets(titles)
+    left_in_right = intersection_sizes(own, left, right, other=words)
+    right_in_left = intersection_sizes(own, right, left, other=words)
+    both = (own.sizes[left] > 0) & (own.sizes[right] > 0)
+    other = (left_in_right == 0) & (right_in_left == 0)
+    return np.where(both, other.astype(float), np.nan)
+
+
 def _specific_titles(titles: pd.Series, places: pd.Series) -> pd.Series:
     """Each title without filler words and without the words of the ad's own place."""
     frame = pd.DataFrame({"title": titles.astype(object), "place": places.astype(object)})

@@ -16,6 +16,11 @@ pair cap its probability at `RULE_CAP`, below any decision threshold:
   not all agree: the employers are not both known and the same (`employer_conflict != 0`), the
   titles differ (`title_token_set < 0.7`), the places conflict (`location_conflict == 1`), or the
   ads were posted more than `FIELDS_ONLY_MAX_GAP_DAYS` apart. Title and place alone never decide.
+- **titles_name_other_places** — each title names its own ad's town and neither names the other's
+  (`titles_name_other_places == 1`: "Support Worker Jobs Amersham" / "Support Worker Jobs High
+  Wycombe"): one template posted per town. Every one of the 31 such natural pairs read was two
+  vacancies. Checked after the accepting rules (one requisition number filed under two towns is
+  one vacancy).
 
 The rules that accept a pair raise its probability to at least `RULE_FLOOR`:
 
@@ -30,7 +35,7 @@ Example:
     ...     "employer_conflict": [1.0, 0.0, 0.0], "requisition_match": [np.nan, 0.0, 1.0],
     ...     "sides_without_text": [0.0, 0.0, 0.0], "title_token_set": [1.0, 1.0, 1.0],
     ...     "title_level_differs": [0.0, 0.0, 0.0], "location_conflict": [0.0, 0.0, 1.0],
-    ...     "date_gap_days": [1.0, 1.0, 1.0]})
+    ...     "date_gap_days": [1.0, 1.0, 1.0], "titles_name_other_places": [np.nan, np.nan, 1.0]})
     >>> rule_names(features).tolist()
     ['different_employers', 'different_requisitions', 'same_requisition']
     >>> apply_rules(np.array([0.9, 0.9, 0.2]), features).tolist()
@@ -48,7 +53,7 @@ RULE_FLOOR = 0.99
 """Probability given to pairs an accepting rule holds for (at least their score)."""
 FIELDS_ONLY_MAX_GAP_DAYS = 62.0
 FIELDS_ONLY_MIN_TITLE_SIMILARITY = 0.7
-REFUSING_RULES = ("different_employers", "different_requisitions", "fields_only_mismatch")
+REFUSING_RULES = ("different_employers", "different_requisitions", "fields_only_mismatch", "titles_name_other_places")
 ACCEPTING_RULES = ("same_listing", "same_requisition")
 RULES = REFUSING_RULES + ACCEPTING_RULES
 
@@ -72,8 +77,10 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
     )
     listing = _values(features, "same_listing") == 1
     same = (requisition == 1) & (conflict != 1) & (_values(features, "title_level_differs") != 1)
-    held = [listing, conflict == 1, requisition == 0, mismatch, same]
-    return np.select(held, ("same_listing", *REFUSING_RULES, "same_requisition"), default=None).astype(object)
+    other_places = _values(features, "titles_name_other_places") == 1
+    held = [listing, conflict == 1, requisition == 0, mismatch, same, other_places]
+    names = ("same_listing", *REFUSING_RULES[:3], "same_requisition", "titles_name_other_places")
+    return np.select(held, names, default=None).astype(object)
 
 
 def apply_rules(probability: np.ndarray, features: pd.DataFrame) -> np.ndarray:

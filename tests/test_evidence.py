@@ -162,6 +162,39 @@ def test_listing_filed_under_a_district_of_the_town_the_text_names():
     assert per_town["place_named_in_text"] == 0 and per_town["location_conflict"] == 1
 
 
+def test_titles_naming_other_towns_are_two_vacancies():
+    # One agency text posted per town, the town in each title (adzuna careworx, Walmart Canada
+    # store postings): every such natural pair read was two vacancies, however alike the texts.
+    common = {"description": BODY, "company": "Careworx", "source": "adzuna"}
+    per_town = _pair([
+        {**common, "ad_id": "a", "title": "Support Worker Jobs Amersham", "location": "Amersham, Buckinghamshire"},
+        {**common, "ad_id": "b", "title": "Support Worker Jobs High Wycombe", "location": "High Wycombe, Buckinghamshire"},
+    ])  # fmt: skip
+    assert per_town["titles_name_other_places"] == 1
+    assert rule_names(per_town.to_frame().T).tolist() == ["titles_name_other_places"]
+    assert apply_rules(np.array([0.97]), per_town.to_frame().T)[0] <= 0.01
+    # Both titles name one town, or only one title names a town: the rule does not speak.
+    same_town = _pair([
+        {**common, "ad_id": "a", "title": "Data Architect - Manchester", "location": "Miles Platting, Manchester"},
+        {**common, "ad_id": "b", "title": "Data Architect Manchester", "location": "Manchester, Greater Manchester"},
+    ])  # fmt: skip
+    assert same_town["titles_name_other_places"] == 0
+    one_side = _pair([
+        {**common, "ad_id": "a", "title": "Data Architect - Manchester", "location": "Miles Platting, Manchester"},
+        {**common, "ad_id": "b", "title": "Data Architect", "location": "Bristol, South West England"},
+    ])  # fmt: skip
+    assert np.isnan(one_side["titles_name_other_places"])
+    # One requisition number filed under two towns stays one vacancy.
+    with_ref = _pair([
+        {**common, "ad_id": "a", "title": "Cashier - Woodbridge", "location": "Woodbridge, ON",
+         "description": f"{BODY} Requisition ID: 4471203"},
+        {**common, "ad_id": "b", "title": "Cashier - Whitby", "location": "Whitby, ON",
+         "description": f"{BODY} Requisition ID: 4471203"},
+    ])  # fmt: skip
+    assert with_ref["titles_name_other_places"] == 1
+    assert rule_names(with_ref.to_frame().T).tolist() == ["same_requisition"]
+
+
 def test_same_listing_is_one_vacancy():
     url = "https://www.karriere.at/jobs/7095220"
     rows = [

@@ -179,10 +179,27 @@ def test_title_same_vacancy_across_sites() -> None:
         ("NestlÃ©", "nestle"),
         ("Limited", "limited"),  # never emptied
         ("SA Power Networks", "sa power networks"),  # a legal word at the start is a name
+        ("Dell Careers", "dell"),  # an employer's own careers page
+        ("Coinbase Careers Page", "coinbase"),
+        ("Rubrik Job Board", "rubrik"),
+        ("Michael Page", "michael page"),  # "page" alone is a name's word
+        ("Careers", "careers"),
     ],
 )
 def test_company_examples(raw: str, expected: str) -> None:
     assert run(normalize_company, [raw]) == [expected]
+
+
+@pytest.mark.parametrize(
+    "raw", ["hackajob", "Jobs via Dice", "Jobs via eFinancialCareers", "myGwork - LGBTQ+ Business Community", "Jobgether"]
+)
+def test_aggregators_posting_for_other_employers_leave_the_employer_unknown(raw: str) -> None:
+    # "hackajob is collaborating with Barclays ..." (martadatauk): the ad is Barclays', not hackajob's.
+    assert run(normalize_company, [raw]) == [pd.NA]
+
+
+def test_boards_that_hire_under_their_own_name_stay_employers() -> None:
+    assert run(normalize_company, ["LinkedIn", "Glassdoor", "Indeed"]) == ["linkedin", "glassdoor", "indeed"]
 
 
 # ---------------------------------------------------------------------------------- locations

@@ -78,6 +78,19 @@ _COMPANY_TRAILING_GEO = frozenset(
     "austria osterreich schweiz switzerland international".split()
 )
 _COMPANY_LEADING = frozenset({"the", "het"})
+# An employer's own careers page as the poster: "Dell Careers", "Coinbase Careers Page", "Rubrik Job Board".
+_CAREERS_PAGE_ENDS = (("careers", "page"), ("careers", "site"), ("careers",), ("job", "board"), ("linkedin", "jobs"))
+# Aggregators that post other employers' ads under their own name ("hackajob is collaborating with
+# Barclays ...", "posted by Jobgether on behalf of a partner company"): the ad's employer is
+# unknown. "Jobs via Dice" is LinkedIn's label for a partner board's ad. Boards that also hire
+# under their own name (LinkedIn, Indeed, Glassdoor, ...) are not listed: their ads there are theirs.
+JOB_BOARD_NAMES: frozenset[str] = frozenset(
+    """
+    hackajob mygwork mysmartpros vmysmartpros jobgether jobleads jobright lensa jooble whatjobs
+    careerjet jobrapido clearancejobs clearedjobs efinancialcareers jobsinmass bcjobs
+    """.split()
+) | {"seen by indeed", "mygwork lgbtq business community", "top secret clearance jobs"}
+_JOB_BOARD_PREFIX = "jobs via "
 _PHRASE_ENDS = frozenset(p[-1] for p in _LEGAL_PHRASES)
 
 
@@ -94,6 +107,8 @@ def _company_words(key: str) -> str:
     while len(words) > 1:
         if words[-1] in _LEGAL_TRAILING or words[-1] in _COMPANY_TRAILING_GEO:
             words = words[:-1]
+        elif end := next((e for e in _CAREERS_PAGE_ENDS if len(words) > len(e) and tuple(words[-len(e) :]) == e), None):
+            words = words[: -len(end)]
         elif phrase := _trailing_phrase(words):
             words = words[: -len(phrase)]
         else:
@@ -115,7 +130,10 @@ def _company(text: str) -> str | None:
         for pattern, repl in _SPECIAL_LEGAL:
             text = pattern.sub(repl, text)
     text = _DOTTED_ABBR_RE.sub(lambda m: m.group(1).replace(".", ""), text)
-    return _fixpoint(_company_words, _key(text)) or None
+    name = _fixpoint(_company_words, _key(text))
+    if name in JOB_BOARD_NAMES or name.startswith(_JOB_BOARD_PREFIX):
+        return None
+    return name or None
 
 
 def normalize_company(s: pd.Series) -> pd.Series:
