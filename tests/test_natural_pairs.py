@@ -65,14 +65,21 @@ def test_blind_second_reads_agree(assembled):
     assert second["kappa_decided"] >= 0.9 and agreement["round1_reread"]["kappa_decided"] >= 0.9
 
 
-def test_accepted_sample_labels_are_what_the_readers_wrote():
+@pytest.mark.parametrize(
+    ("labels", "judgements"),
+    [
+        ("accepted_sample_labels.csv", "accepted_sample"),  # the shipped model's sample
+        ("accepted_sample_labels_earlier_model.csv", "accepted_sample_earlier_model"),  # kept as labels
+    ],
+)
+def test_accepted_sample_labels_are_what_the_readers_wrote(labels: str, judgements: str):
     """data/accepted_sample_labels.csv (the default model's uniform accepted sample) is exactly
     the readers' decided judgements joined to the drawn pairs, each marked `sample=accepted`."""
     from jobdedup.data.draw_accepted_sample import assemble as assemble_accepted
 
     folder = Path(__file__).resolve().parent.parent / "data"
-    committed = pd.read_csv(folder / "accepted_sample_labels.csv", dtype=str, keep_default_na=False)
-    rebuilt = assemble_accepted(folder / "judgements" / "accepted_sample").reset_index(drop=True)
+    committed = pd.read_csv(folder / labels, dtype=str, keep_default_na=False)
+    rebuilt = assemble_accepted(folder / "judgements" / judgements).reset_index(drop=True)
     pd.testing.assert_frame_equal(committed, rebuilt.fillna(""))
     assert len(committed) >= 200 and set(committed["sample"]) == {"accepted"}
     assert committed["reason"].str.strip().str.len().gt(0).all()
