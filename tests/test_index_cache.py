@@ -24,3 +24,26 @@ def test_cached_block_sightings_keep_values_equal_to_removed_ids(tmp_path, defau
         pd.testing.assert_frame_equal(
             cached.store.block_sightings(np.asarray([12345])), stored, check_dtype=False
         )
+
+
+def test_kept_boilerplate_and_names_follow_adds_of_another_process(tmp_path, default_model, test_ads):
+    """A cached store keeps the merged boilerplate and the name table with its view: a check through
+    it equals a check through a plain store, before and after another writer adds ads (new names,
+    new boilerplate), and the kept values are those of the new state."""
+    path = tmp_path / "ads.jdx"
+    model = default_model.with_config(jobs=1, show_progress=False)
+    probe = test_ads.iloc[150:170].reset_index(drop=True)
+    cache = KeyCache()
+    with Index.open(path) as writer, open_cached(path, cache, read_only=True) as cached:
+        for first, last in ((0, 60), (60, 150)):
+            writer.add(test_ads.iloc[first:last], model)
+            for one in [probe.iloc[[k]].reset_index(drop=True) for k in range(5)] + [probe]:
+                expected, got = writer.check(one, model), cached.check(one, model)
+                for name in ("pairs", "groups", "merges"):
+                    pd.testing.assert_frame_equal(getattr(got, name), getattr(expected, name))
+            with cached.store.read(), writer.store.read():
+                names = cached.store.derived("name_words", lambda: None)
+                assert np.array_equal(names.words, writer.store.name_words())
+                kept = [v for k, v in cached.store._view.derived.items() if k[0] == "boilerplate"]
+                assert len(kept) == 1
+                assert np.array_equal(kept[0], np.union1d(model.boilerplate_, writer.store.boilerplate()))

@@ -29,8 +29,8 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,7 @@ class CacheView:
     boilerplate: np.ndarray
     name_words: np.ndarray
     spans: np.ndarray  # (first_id, n) of every ad_id list
+    derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)  # `derived`
 
     @property
     def entries(self) -> int:
@@ -254,6 +255,16 @@ class CachedSqliteStore(SqliteStore):
 
     def name_words(self) -> np.ndarray:
         return self._view.name_words if self._view is not None else super().name_words()
+
+    def derived(self, name: Hashable, build: Callable[[], Any]) -> Any:
+        """`build()`, kept with the view (every transaction of its generation gets the same)."""
+        view = self._view
+        if view is None:
+            return build()
+        found = view.derived.get(name)
+        if found is None:
+            found = view.derived.setdefault(name, build())
+        return found
 
     def dictionary(self, dict_id: int) -> bytes:
         # Committed dictionaries never change; one read in a dirty write transaction may be new.
