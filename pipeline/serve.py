@@ -34,6 +34,7 @@ Example:
 # imported inside create_app so that other commands do not import the web framework.
 import argparse
 import hmac
+import os
 import ipaddress
 import json
 import logging
@@ -195,6 +196,7 @@ class Service:
         readers: int = READERS,
     ) -> None:
         from jobdedup.pipeline.index.cache import KeyCache, open_cached
+        from jobdedup.pipeline.index.key_files import key_directory
         from jobdedup.pipeline.serve_writer import WriterProcess
 
         self.index_path = Path(index_path)
@@ -202,7 +204,7 @@ class Service:
         # Checks: one thread each (a few ads: the second thread's wake-up costs more than it saves).
         self.check_model = self.model.with_config(jobs=1)
         self.token = token
-        self.cache = KeyCache()
+        self.cache = KeyCache(key_directory(self.index_path))
         self.pool: queue.Queue[Any] = queue.Queue()
         for _ in range(readers):
             self.pool.put(open_cached(self.index_path, self.cache))
@@ -402,6 +404,8 @@ def create_app(service: Service) -> Any:
             "keys_in_memory": view.entries,
             "key_memory_bytes": service.cache.nbytes(),
             "resident_bytes": _resident_bytes(),
+            "process": os.getpid(),  # (with --workers, which worker answered)
+            "writer_running": service.writer is not None and service.writer.running,
             "uptime_seconds": round(time.time() - service.started, 1),
             "threshold": float(service.model.threshold_),
         }
@@ -429,8 +433,6 @@ def _log(request: Any, status: int, started: float) -> None:
 def _resident_bytes() -> int | None:
     try:
         with open("/proc/self/statm") as handle:
-            import os
-
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return None
@@ -495,6 +497,10 @@ def add_serve_parser(commands: argparse._SubParsersAction, common: Callable[[arg
         "--wait", type=float, default=60.0, metavar="SECONDS",
         help="how long a write waits for another process writing to the index (default 60)",
     )  # fmt: skip
+    serve.add_argument(
+        "--workers", type=int, default=1,
+        help="service processes sharing the port (default 1; 2 on two cores: concurrent checks use both)",
+    )  # fmt: skip
     common(serve)
 
 
@@ -519,17 +525,15 @@ def read_token(path: Path) -> str:
     return token
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Run `jobdedup serve` until interrupted."""
-    import uvicorn
-
+def make_service(args: argparse.Namespace) -> Service:
+    """The `Service` of a `jobdedup serve` command line, its keys loaded and kernels warmed up."""
     from jobdedup.pipeline.model_files import model_from_args
     from jobdedup.pipeline.serve_writer import limit_heap_arenas
 
     limit_heap_arenas()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     token = read_token(args.token_file) if args.token_file else None
     loopback = is_loopback(args.host)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if not loopback and token is None:
         log.warning("listening on %s without --token-file: write endpoints are off", args.host)
     model = model_from_args(args)
@@ -539,23 +543,46 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with service.reader() as index:
         entries = index.store.view().entries
     log.info(
-        "index %s: %d keys in memory (%.0f MB), ready in %.1f s",
+        "index %s: %d keys (%.0f MB, mapped from %s), ready in %.1f s",
         args.index,
         entries,
         service.cache.nbytes() / 1e6,
+        service.cache.directory,
         time.perf_counter() - started,
     )
+    return service
+
+
+def worker_app() -> Any:
+    """The application of one `--workers` process (uvicorn's factory; `pipeline.serve_workers`)."""
+    from jobdedup.pipeline.serve_workers import worker_settings
+    from jobdedup.pipeline.serve_writer import die_with_parent
+
+    die_with_parent()  # (the supervisor's SIGKILL takes the workers, and their writers, with it)
+    return create_app(make_service(worker_settings()))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run `jobdedup serve` until interrupted (`--workers` > 1: `pipeline.serve_workers`)."""
+    import uvicorn
+
+    if args.workers > 1:
+        from jobdedup.pipeline.serve_workers import run_workers
+
+        if args.token_file:
+            read_token(args.token_file)  # a bad token file stops here, not in each worker
+        return run_workers(args)
     config = uvicorn.Config(
-        create_app(service),
+        create_app(make_service(args)),
         host=args.host,
         port=args.port,
         access_log=False,  # our own one-line log, without query strings or bodies
         log_level="info" if not args.quiet else "warning",
         timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(config)
-    server.run()
+    uvicorn.Server(config).run()
     return 0
 
 
-__all__ = ["Service", "add_serve_parser", "check_response", "cmd_serve", "create_app", "parse_ads"]
+__all__ = ["Service", "add_serve_parser", "check_response", "cmd_serve", "create_app", "make_service", "parse_ads",
+           "worker_app"]
