@@ -97,3 +97,12 @@ def test_key_parts_mapped_from_files_answer_as_decoded_ones(tmp_path, default_mo
     key_files.drop_stale_parts(folder, names)
     assert not (folder / "0123abcd.keys.npy").exists()
     assert {f.name.split(".")[0] for f in folder.iterdir()} >= names
+
+
+def test_cached_store_connections_keep_a_small_page_cache(tmp_path):
+    """Keys come from the cache: a service connection keeps 16 MB of SQLite pages, not 256 MB."""
+    from jobdedup.pipeline.index.cache import PAGE_CACHE_KB
+
+    with open_cached(tmp_path / "ads.jdx", KeyCache()) as cached, Index.open(tmp_path / "ads.jdx") as plain:
+        assert cached.store.db.execute("PRAGMA cache_size").fetchone()[0] == -PAGE_CACHE_KB
+        assert plain.store.db.execute("PRAGMA cache_size").fetchone()[0] == -262144

@@ -44,6 +44,7 @@ from jobdedup.pipeline.index.key_files import drop_stale_parts, map_part, save_p
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
 from jobdedup.pipeline.index.sqlite_store import SqliteStore
 
+PAGE_CACHE_KB = 16_384  # SQLite's page cache of a connection reading through a KeyCache
 VIEWS_KEPT = 3  # generations whose views stay (transactions that began before a commit still use theirs)
 
 # A key part is identified by its catalogue row; blobs are never rewritten in place.
@@ -215,6 +216,10 @@ class CachedSqliteStore(SqliteStore):
         self.cache = cache
         self._view: CacheView | None = None
         super().__init__(Path(path), read_only=read_only)
+        # Keys come from the cache: a connection reads candidate rows and, once per part, a key
+        # blob, which SQLite's default page cache here (256 MB per connection) would keep; the
+        # operating system's file cache serves those reads again, shared by every process.
+        self.db.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KB}")
 
     # ---------------------------------------------------------------- transactions
     @contextlib.contextmanager
