@@ -246,6 +246,7 @@ def create_app(service: Service) -> Any:
     from jobdedup.pipeline.index import IndexLockedError
     from jobdedup.pipeline.index.core import Index
     from jobdedup.pipeline.prepare import SMALL_BATCH  # fewer ads: checked on one thread (check_model)
+    from jobdedup.pipeline.serve_writer import trim_heap
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -354,6 +355,8 @@ def create_app(service: Service) -> Any:
         def work() -> dict[str, Any]:
             with service.reader() as index:
                 result = index.check(ads, model)
+            if len(ads) >= SMALL_BATCH:
+                trim_heap()  # a batch's hundreds of MB of temporaries, given back (ms, beside seconds)
             return check_response(result, float(service.model.threshold_))
 
         answer = await run_in_threadpool(work)
