@@ -12,8 +12,9 @@ nothing is ever loaded from the internet):
   `GET /healthz`.
 
 Design: checks run on a small pool of read connections sharing one `KeyCache` (the index's band and
-field keys decoded in memory, so a check looks up its ~45 keys with `searchsorted` and reads only
-the candidate rows from SQLite). Writes run one at a time in a child process at a lower CPU
+field keys decoded once into memory-mapped files beside the index, so a check looks up its ~45 keys
+with `searchsorted` and reads only the candidate rows from SQLite; `--workers N` processes share
+them, `pipeline.serve_workers`). Writes run one at a time in a child process at a lower CPU
 priority (`pipeline.serve_writer`), so an add never holds the checks' GIL; the cache follows every
 committed write, the child's and other processes' (`meta.generation`). A CLI `index add` on the same
 file is serialised with the child's writes by SQLite's write lock (waiting up to `--wait` seconds),
