@@ -80,10 +80,13 @@ def _watch_memory(pid: int, peak: dict[str, float], stop: threading.Event) -> No
 
 
 def _children(pid: int) -> list[int]:
-    """Every descendant process of `pid` (Linux /proc)."""
-    direct = [
-        int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()
-    ]
+    """Every descendant process of `pid` (Linux /proc; threads and processes that end meanwhile are
+    skipped)."""
+    direct: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                direct += [int(c) for c in (task / "children").read_text().split()]
     return [c for child in direct for c in (child, *_children(child))]
 
 
