@@ -9,12 +9,13 @@ one ad per request, the second half is added 1,000 ads per request (each round w
 a round is reposts of the last one).
 
 Steps, each bounded in requests and time (the machine is shared; the load average is recorded):
-1. start `jobdedup serve` on a free loopback port; time to ready, resident memory;
+1. start `jobdedup serve --workers W` on a free loopback port; time to ready, memory;
 2. sequential single-ad checks (one client, no writes): the service's own latency;
 3. `--clients` concurrent clients send `--requests` single-ad checks in total while one more client
    adds `--add-batch`-ad batches back to back: end-to-end latency percentiles;
 4. `POST /v1/check` with 1,000 ads, `--batch-repeat` times: ads per second;
-5. resident memory (VmRSS and peak VmHWM of the service process).
+5. memory of the service's processes (its `--workers` and their writers): PSS summed (shared
+   pages counted once), RSS summed, at start and end, and the peaks of both sampled every second.
 
 Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 --clients 8] [--write]
 (--size 10000 for a quick run; results also in out/serve_bench/results_N.json)
@@ -23,6 +24,7 @@ Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -50,22 +52,41 @@ def _free_port() -> int:
 
 
 def _memory(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM (peak) in MB, summed over the process and its children (the service's writer
-    process): the peak is the sum of each process's own peak, an upper bound of the joint one."""
-    found = {"VmRSS": 0.0, "VmHWM": 0.0}
+    """VmRSS and VmHWM (peak) in MB, summed over the process and its children (workers, writers):
+    the peak is the sum of each process's own peak, an upper bound of the joint one. Pages several
+    processes share (the memory-mapped key parts, `pipeline.index.key_files`) count once per process
+    in these sums; `Pss` (proportional set size: a shared page split between its users) counts them
+    once in all, the memory the service takes."""
+    found = {"VmRSS": 0.0, "VmHWM": 0.0, "Pss": 0.0, "processes": 0}
     for process in [pid, *_children(pid)]:
-        for line in Path(f"/proc/{process}/status").read_text().splitlines():
-            if line.startswith(("VmRSS", "VmHWM")):
-                name, value = line.split(":")
-                found[name] = round(found[name] + int(value.split()[0]) / 1024, 1)
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{process}/status").read_text().splitlines():
+                if line.startswith(("VmRSS", "VmHWM")):
+                    name, value = line.split(":")
+                    found[name] = round(found[name] + int(value.split()[0]) / 1024, 1)
+            for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    found["Pss"] = round(found["Pss"] + int(line.split()[1]) / 1024, 1)
+            found["processes"] += 1
     return found
 
 
+def _watch_memory(pid: int, peak: dict[str, float], stop: threading.Event) -> None:
+    """Keep in `peak` the highest summed VmRSS and Pss seen, sampled every second until `stop`."""
+    while not stop.wait(1.0):
+        now = _memory(pid)
+        for name in ("VmRSS", "Pss"):
+            peak[name] = max(peak.get(name, 0.0), now[name])
+
+
 def _children(pid: int) -> list[int]:
-    """Every descendant process of `pid` (Linux /proc)."""
-    direct = [
-        int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()
-    ]
+    """Every descendant process of `pid` (Linux /proc; threads and processes that end meanwhile are
+    skipped)."""
+    direct: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                direct += [int(c) for c in (task / "children").read_text().split()]
     return [c for child in direct for c in (child, *_children(child))]
 
 
@@ -98,7 +119,7 @@ def run(args: argparse.Namespace) -> dict:
     OUT.mkdir(parents=True, exist_ok=True)
     work = OUT / f"serve_{args.size}.jdx"
     for leftover in OUT.glob(work.name + "*"):
-        leftover.unlink()
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()  # (-keys: decoded key parts)
     shutil.copy(index_path, work)
     ads = pd.read_parquet(batch_path)
     check_ads, add_ads = ads.iloc[:5000].reset_index(drop=True), ads.iloc[5000:].reset_index(drop=True)
@@ -108,11 +129,13 @@ def run(args: argparse.Namespace) -> dict:
     log = (OUT / "service.log").open("wb")
     began = time.perf_counter()
     service = subprocess.Popen(
-        [sys.executable, "-m", "jobdedup.pipeline.cli", "serve", "--index", str(work), "--port", str(port), "--quiet"],
+        [sys.executable, "-m", "jobdedup.pipeline.cli", "serve", "--index", str(work), "--port", str(port), "--quiet",
+         "--workers", str(args.workers)],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     results: dict = {
         "size": args.size,
+        "workers": args.workers,
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
         "load_before": os.getloadavg(),
@@ -130,6 +153,9 @@ def run(args: argparse.Namespace) -> dict:
                 time.sleep(0.5)
         results["ready_seconds"] = round(time.perf_counter() - began, 1)
         results["memory_at_start_mb"] = _memory(service.pid)
+        peak: dict[str, float] = {}
+        watching = threading.Event()
+        threading.Thread(target=_watch_memory, args=(service.pid, peak, watching), daemon=True).start()
         headers = {"Content-Type": "application/json"}
         client = httpx.Client(base_url=url, headers=headers, timeout=600)
         stats = client.get("/v1/stats").json()
@@ -233,6 +259,8 @@ def run(args: argparse.Namespace) -> dict:
         }
         print("batch", results["batch_check"], flush=True)
         results["memory_at_end_mb"] = _memory(service.pid)
+        watching.set()
+        results["memory_peak_sampled_mb"] = peak
         results["service_stats"] = client.get("/v1/stats").json()["service"]
         results["load_after"] = os.getloadavg()
     finally:
@@ -253,9 +281,11 @@ def table(r: dict) -> str:
         return f"{p['p50_ms']} / {p['p90_ms']} / {p['p99_ms']} / {p['max_ms']} (n = {p['n']:,})" if p else "—"
 
     load, seq, batch = r["concurrent_check"], r["sequential_check"], r["batch_check"]
+    start, end, peak = r["memory_at_start_mb"], r["memory_at_end_mb"], r["memory_peak_sampled_mb"]
     memory = (
-        f"{r['memory_at_start_mb']['VmRSS']:,.0f} at start, {r['memory_at_end_mb']['VmRSS']:,.0f} at end, "
-        f"peak {r['memory_at_end_mb']['VmHWM']:,.0f}"
+        f"PSS {start['Pss']:,.0f} at start, {end['Pss']:,.0f} at end, peak {peak['Pss']:,.0f} (sampled); "
+        f"RSS summed over {end['processes']} processes {start['VmRSS']:,.0f} / {end['VmRSS']:,.0f} / "
+        f"{peak['VmRSS']:,.0f}"
     )
     adds = f"{load['adds_during']} adds ({load['ads_added_during']:,} ads), median {load['add_seconds_median']} s each"
     under_load = f"single-ad check, {load['clients']} clients while 1 client adds 1,000-ad batches: p50 / p90 / p99 / max ms"
@@ -266,7 +296,7 @@ def table(r: dict) -> str:
         ("single-ad checks per second under that load", f"{load['checks_per_second']}", "—"),
         ("adds during that load", adds, "—"),
         (batch_name, f"{batch['ads_per_second']:,} ({batch['seconds']} s)", "≥ 2,000"),
-        ("service resident memory (with its writer process), MB", memory, "≤ 2,000"),
+        (f"service memory ({r['workers']} worker(s) and writers), MB", memory, "≤ 2,000"),
         ("start to ready, s (keys decoded into memory)", f"{r['ready_seconds']}", "—"),
     ]
     index = f"Index of {r['index_ads']:,} ads ({r['index_bytes'] / 1e6:,.0f} MB), {r['keys_in_memory']:,} keys in memory"
@@ -282,6 +312,7 @@ def main() -> None:
     parser.add_argument("--build-batch", type=int, default=100_000, help="ads per add when building the index")
     parser.add_argument("--requests", type=int, default=5000, help="single-ad checks under load, in total")
     parser.add_argument("--clients", type=int, default=8, help="concurrent checking clients")
+    parser.add_argument("--workers", type=int, default=2, help="service processes (`serve --workers`)")
     parser.add_argument("--sequential", type=int, default=200, help="single-ad checks from one client first")
     parser.add_argument("--add-batch", type=int, default=1000, help="ads per add while checking (0: no adds)")
     parser.add_argument("--batch-ads", type=int, default=1000, help="ads in one POST /v1/check")
@@ -296,8 +327,8 @@ def main() -> None:
         header = (
             f"\n## Service (`jobdedup serve`), {results['size']:,} indexed ads ({results['date']}, "
             f"{results['machine']})\n\n"
-            f"`.venv/bin/python -m benchmarks.serve_bench --size {results['size']} --write`: one uvicorn process, "
-            "HTTP on loopback, clients in the benchmark's process (httpx).\n\n"
+            f"`.venv/bin/python -m benchmarks.serve_bench --size {results['size']} --workers {results['workers']} "
+            "--write`: HTTP on loopback, clients in the benchmark's process (httpx).\n\n"
         )
         with open(ROOT / "benchmarks" / "RESULTS.md", "a", encoding="utf-8") as handle:
             handle.write(header + text + "\n")

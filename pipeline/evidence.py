@@ -33,7 +33,7 @@ import pandas as pd
 from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
-from jobdedup.pipeline.evidence_kernels import label_then_number, name_sets
+from jobdedup.pipeline.evidence_kernels import Names, label_then_number, name_sets
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 
@@ -142,8 +142,9 @@ def vocabulary(*word_sets: ShingleSets) -> np.ndarray:
     return sorted_unique(np.concatenate([s.values for s in word_sets] or [np.zeros(0, np.uint32)]))
 
 
-def mention_sets(tokens: Tokens, names: np.ndarray, keep: np.ndarray | None = None) -> ShingleSets:
-    """Per document, the distinct words of its text that are in `names` (sorted uint32 hashes);
+def mention_sets(tokens: Tokens, names: Names, keep: np.ndarray | None = None) -> ShingleSets:
+    """Per document, the distinct words of its text that are in the vocabulary `names` (uint32 hashes,
+    or parts whose union it is: `pipeline.evidence_kernels.Names`), sorted;
     with `keep`, only kept words count (the core text: a "similar jobs" widget naming other
     employers is page chrome, not the ad's own words). One compiled pass over the words."""
     indptr, values = name_sets(tokens.word_hash, tokens.doc_ptr, names, keep)

@@ -20,8 +20,8 @@ from jobdedup.features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.pairs import PairInputs
 from jobdedup.features.requisitions import requisition_numbers
-from jobdedup.features.shingle_sets import ShingleSets, sorted_member
-from jobdedup.pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, merge_block_sets
+from jobdedup.features.shingle_sets import ShingleSets
+from jobdedup.pipeline.boilerplate import core_word_mask, find_boilerplate_blocks, in_block_sets, merge_block_sets
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.evidence import (
     area_words,
@@ -31,6 +31,7 @@ from jobdedup.pipeline.evidence import (
     place_words,
     vocabulary,
 )
+from jobdedup.pipeline.evidence_kernels import Names
 from jobdedup.pipeline.sketch import kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
 from jobdedup.pipeline.tokenizer import Tokens
 
@@ -120,11 +121,15 @@ def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
     return vocabulary(employer_words(column("company")), place_words(locations, locations), area_words(locations))
 
 
+BlockSets = np.ndarray | tuple[np.ndarray, ...]
+"""Known boilerplate: a sorted array of block hashes, or several whose union it is."""
+
+
 def _prepare_chunk(
     ads: pd.DataFrame,
     config: Config,
-    known_boilerplate: np.ndarray,
-    names: np.ndarray,
+    known_boilerplate: BlockSets,
+    names: Names,
     threads: int,
     keep_blocks: bool = False,
 ) -> _PreparedChunk:
@@ -158,8 +163,8 @@ def _prepare_chunk(
         employer_codes,
         config.boilerplate_min_employers,
     )
-    boilerplate = merge_block_sets(known_boilerplate, boilerplate_here)
-    keep = core_word_mask(tokens, boilerplate)
+    boilerplate = (*_block_sets(known_boilerplate), boilerplate_here)
+    keep = core_word_mask(tokens, *boilerplate)
     # Ads whose whole text is boilerplate are sketched on their full text, so re-scrapes still meet.
     core = shingle_sets(tokens.word_hash, tokens.doc_ptr, k, keep=keep, fallback=True, threads=threads)
     return _PreparedChunk(
@@ -180,9 +185,13 @@ def _prepare_chunk(
     )
 
 
-def _core_blocks(tokens: Tokens, boilerplate: np.ndarray) -> pd.DataFrame:
-    """Distinct (`doc`, `block`) of the blocks that are not in `boilerplate` (sorted unique)."""
-    core = ~sorted_member(tokens.block_hash, boilerplate)
+def _block_sets(known: BlockSets) -> tuple[np.ndarray, ...]:
+    return (known,) if isinstance(known, np.ndarray) else tuple(known)
+
+
+def _core_blocks(tokens: Tokens, boilerplate: tuple[np.ndarray, ...]) -> pd.DataFrame:
+    """Distinct (`doc`, `block`) of the blocks that are not in the `boilerplate` sets (sorted unique)."""
+    core = ~in_block_sets(tokens.block_hash, *boilerplate)
     return pd.DataFrame(
         {"doc": tokens.block_doc[core].astype(np.int64), "block": tokens.block_hash[core]}
     ).drop_duplicates(ignore_index=True)
@@ -191,16 +200,18 @@ def _core_blocks(tokens: Tokens, boilerplate: np.ndarray) -> pd.DataFrame:
 def prepare_batch(
     ads: pd.DataFrame,
     config: Config,
-    known_boilerplate: np.ndarray,
+    known_boilerplate: BlockSets,
     on_slice: Callable[[int], object] | None = None,
     descriptions: Iterable[pd.Series] | None = None,
-    names: np.ndarray | None = None,
+    names: Names | None = None,
     keep_blocks: bool = False,
 ) -> PreparedBatch:
-    """Clean and sketch a batch; boilerplate = `known_boilerplate` ∪ what the batch shows.
+    """Clean and sketch a batch; boilerplate = `known_boilerplate` (sorted; or several sorted sets,
+    their union) ∪ what the batch shows.
 
     `names` (default: `name_vocabulary(ads)`) are the employer and place words whose mentions in
-    the texts are kept; ads prepared apart but compared together must share one vocabulary.
+    the texts are kept (or parts whose union they are, `pipeline.evidence_kernels.Names`); ads
+    prepared apart but compared together must share one vocabulary.
     `keep_blocks` fills `PreparedBatch.core_blocks`.
 
     Batches larger than `config.chunk_size` are cut into consecutive slices prepared by

@@ -12,8 +12,9 @@ nothing is ever loaded from the internet):
   `GET /healthz`.
 
 Design: checks run on a small pool of read connections sharing one `KeyCache` (the index's band and
-field keys decoded in memory, so a check looks up its ~45 keys with `searchsorted` and reads only
-the candidate rows from SQLite). Writes run one at a time in a child process at a lower CPU
+field keys decoded once into memory-mapped files beside the index, so a check looks up its ~45 keys
+with `searchsorted` and reads only the candidate rows from SQLite; `--workers N` processes share
+them, `pipeline.serve_workers`). Writes run one at a time in a child process at a lower CPU
 priority (`pipeline.serve_writer`), so an add never holds the checks' GIL; the cache follows every
 committed write, the child's and other processes' (`meta.generation`). A CLI `index add` on the same
 file is serialised with the child's writes by SQLite's write lock (waiting up to `--wait` seconds),
@@ -34,6 +35,7 @@ Example:
 # imported inside create_app so that other commands do not import the web framework.
 import argparse
 import hmac
+import os
 import ipaddress
 import json
 import logging
@@ -195,6 +197,7 @@ class Service:
         readers: int = READERS,
     ) -> None:
         from jobdedup.pipeline.index.cache import KeyCache, open_cached
+        from jobdedup.pipeline.index.key_files import key_directory
         from jobdedup.pipeline.serve_writer import WriterProcess
 
         self.index_path = Path(index_path)
@@ -202,7 +205,7 @@ class Service:
         # Checks: one thread each (a few ads: the second thread's wake-up costs more than it saves).
         self.check_model = self.model.with_config(jobs=1)
         self.token = token
-        self.cache = KeyCache()
+        self.cache = KeyCache(key_directory(self.index_path))
         self.pool: queue.Queue[Any] = queue.Queue()
         for _ in range(readers):
             self.pool.put(open_cached(self.index_path, self.cache))
@@ -244,6 +247,7 @@ def create_app(service: Service) -> Any:
     from jobdedup.pipeline.index import IndexLockedError
     from jobdedup.pipeline.index.core import Index
     from jobdedup.pipeline.prepare import SMALL_BATCH  # fewer ads: checked on one thread (check_model)
+    from jobdedup.pipeline.serve_writer import trim_heap
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -352,6 +356,8 @@ def create_app(service: Service) -> Any:
         def work() -> dict[str, Any]:
             with service.reader() as index:
                 result = index.check(ads, model)
+            if len(ads) >= SMALL_BATCH:
+                trim_heap()  # a batch's hundreds of MB of temporaries, given back (ms, beside seconds)
             return check_response(result, float(service.model.threshold_))
 
         answer = await run_in_threadpool(work)
@@ -402,6 +408,8 @@ def create_app(service: Service) -> Any:
             "keys_in_memory": view.entries,
             "key_memory_bytes": service.cache.nbytes(),
             "resident_bytes": _resident_bytes(),
+            "process": os.getpid(),  # (with --workers, which worker answered)
+            "writer_running": service.writer is not None and service.writer.running,
             "uptime_seconds": round(time.time() - service.started, 1),
             "threshold": float(service.model.threshold_),
         }
@@ -429,8 +437,6 @@ def _log(request: Any, status: int, started: float) -> None:
 def _resident_bytes() -> int | None:
     try:
         with open("/proc/self/statm") as handle:
-            import os
-
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return None
@@ -495,6 +501,10 @@ def add_serve_parser(commands: argparse._SubParsersAction, common: Callable[[arg
         "--wait", type=float, default=60.0, metavar="SECONDS",
         help="how long a write waits for another process writing to the index (default 60)",
     )  # fmt: skip
+    serve.add_argument(
+        "--workers", type=int, default=1,
+        help="service processes sharing the port (default 1; 2 on two cores: concurrent checks use both)",
+    )  # fmt: skip
     common(serve)
 
 
@@ -519,17 +529,15 @@ def read_token(path: Path) -> str:
     return token
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Run `jobdedup serve` until interrupted."""
-    import uvicorn
-
+def make_service(args: argparse.Namespace) -> Service:
+    """The `Service` of a `jobdedup serve` command line, its keys loaded and kernels warmed up."""
     from jobdedup.pipeline.model_files import model_from_args
     from jobdedup.pipeline.serve_writer import limit_heap_arenas
 
     limit_heap_arenas()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     token = read_token(args.token_file) if args.token_file else None
     loopback = is_loopback(args.host)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if not loopback and token is None:
         log.warning("listening on %s without --token-file: write endpoints are off", args.host)
     model = model_from_args(args)
@@ -539,23 +547,46 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with service.reader() as index:
         entries = index.store.view().entries
     log.info(
-        "index %s: %d keys in memory (%.0f MB), ready in %.1f s",
+        "index %s: %d keys (%.0f MB, mapped from %s), ready in %.1f s",
         args.index,
         entries,
         service.cache.nbytes() / 1e6,
+        service.cache.directory,
         time.perf_counter() - started,
     )
+    return service
+
+
+def worker_app() -> Any:
+    """The application of one `--workers` process (uvicorn's factory; `pipeline.serve_workers`)."""
+    from jobdedup.pipeline.serve_workers import worker_settings
+    from jobdedup.pipeline.serve_writer import die_with_parent
+
+    die_with_parent()  # (the supervisor's SIGKILL takes the workers, and their writers, with it)
+    return create_app(make_service(worker_settings()))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run `jobdedup serve` until interrupted (`--workers` > 1: `pipeline.serve_workers`)."""
+    import uvicorn
+
+    if args.workers > 1:
+        from jobdedup.pipeline.serve_workers import run_workers
+
+        if args.token_file:
+            read_token(args.token_file)  # a bad token file stops here, not in each worker
+        return run_workers(args)
     config = uvicorn.Config(
-        create_app(service),
+        create_app(make_service(args)),
         host=args.host,
         port=args.port,
         access_log=False,  # our own one-line log, without query strings or bodies
         log_level="info" if not args.quiet else "warning",
         timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(config)
-    server.run()
+    uvicorn.Server(config).run()
     return 0
 
 
-__all__ = ["Service", "add_serve_parser", "check_response", "cmd_serve", "create_app", "parse_ads"]
+__all__ = ["Service", "add_serve_parser", "check_response", "cmd_serve", "create_app", "make_service", "parse_ads",
+           "worker_app"]

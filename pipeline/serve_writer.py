@@ -6,7 +6,9 @@ the service's process keep a core and the GIL to themselves; the child is an ord
 writer of the index file (one transaction per add, SQLite's write lock, `--wait`), and the
 service's key cache follows its commits as it follows a CLI `index add`'s. The child dies with the
 service (Linux: a parent-death signal), so a SIGKILL of the service inside an add leaves its
-transaction uncommitted, as before.
+transaction uncommitted, as before. The child is started by the first write and stopped once no
+write came for `IDLE_SECONDS` (its model and working memory, hundreds of MB, are not kept for
+nothing); the service decides that between requests, so no write is ever sent to a child leaving.
 
 Only small things cross the pipe: the ads of a request in, their groups and merges out.
 
@@ -32,6 +34,7 @@ import pandas as pd
 from jobdedup.pipeline.errors import JobdedupError
 
 NICENESS = 10  # the writes' CPU priority below the checks'
+IDLE_SECONDS = 60.0  # the child is stopped after this long without a write
 _PR_SET_PDEATHSIG = 1
 
 
@@ -44,18 +47,30 @@ class WriterProcess:
         wait: seconds a write waits for another process writing to the index.
     """
 
-    def __init__(self, index_path: Path, model: Any, wait: float) -> None:
+    def __init__(self, index_path: Path, model: Any, wait: float, idle: float = IDLE_SECONDS) -> None:
+        self._args = (str(index_path), model, wait)
+        self._idle = idle
+        self._lock = threading.Lock()
+        self._process: Any = None
+        self._connection: Connection | None = None
+        self._timer: threading.Timer | None = None
+        self.starts = 0  # children started (for tests and stats)
+        self.calls = 0  # writes asked
+
+    @property
+    def running(self) -> bool:
+        """Whether a child process is up."""
+        return self._process is not None and self._process.is_alive()
+
+    def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        self._lock = threading.Lock()
         self._process = context.Process(
-            target=_serve_writes,
-            args=(child, str(index_path), model, wait),
-            name="jobdedup-writer",
-            daemon=True,
+            target=_serve_writes, args=(child, *self._args), name="jobdedup-writer", daemon=True
         )
         self._process.start()
         child.close()
+        self.starts += 1
 
     def add(self, ads: pd.DataFrame) -> dict[str, Any]:
         """`Index.add(ads)`: `ads` (its groups table), `merges` (DataFrames), `added`, `skipped`,
@@ -68,22 +83,49 @@ class WriterProcess:
 
     def _call(self, job: str, argument: Any) -> Any:
         with self._lock:
-            if not self._process.is_alive():
-                raise RuntimeError(f"the writer process exited ({self._process.exitcode})")
-            self._connection.send((job, argument))
-            kind, value = self._connection.recv()
+            if self._timer is not None:
+                self._timer.cancel()
+            if not self.running:
+                self._stop()  # (a child that died: its pipe is closed)
+                self._start()
+            assert self._connection is not None
+            try:
+                self._connection.send((job, argument))
+                kind, value = self._connection.recv()
+            finally:
+                self.calls += 1
+                self._timer = threading.Timer(self._idle, self._stop_idle, args=(self.calls,))
+                self._timer.daemon = True
+                self._timer.start()
         if kind == "ok":
             return value
         raise _error(*value)
 
-    def close(self) -> None:
-        """Stop the child (after the write in progress, if any)."""
+    def _stop_idle(self, calls: int) -> None:
+        """Stop the child if no write came since the `calls`-th (a timer that fired while a newer
+        call held the lock finds a newer count and does nothing)."""
+        with self._lock:
+            if self.calls == calls:
+                self._stop()
+
+    def _stop(self) -> None:
+        """Stop the child, if any, after the write in progress (the caller holds the lock)."""
+        if self._process is None:
+            return
         with contextlib.suppress(OSError, EOFError):
             self._connection.send(("stop", None))
         self._process.join(timeout=30)
         if self._process.is_alive():
             self._process.kill()
         self._connection.close()
+        self._process = self._connection = None
+
+    def close(self) -> None:
+        """Stop the child (after the write in progress, if any)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._stop()
 
 
 def limit_heap_arenas() -> None:
@@ -112,7 +154,7 @@ def _error(kind: str, message: str) -> Exception:
     return RuntimeError(f"{kind} in the writer process")
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: SIGKILL this process when its parent dies (no-op elsewhere)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -120,14 +162,16 @@ def _die_with_parent() -> None:
 
 def _serve_writes(connection: Connection, index_path: str, model: Any, wait: float) -> None:
     """The child's loop: one (job, argument) at a time, answered with ("ok", value) or ("error", (class, message))."""
-    _die_with_parent()
+    die_with_parent()
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
-    from jobdedup.pipeline.index import Index
+    from jobdedup.pipeline.index.cache import KeyCache, open_cached
+    from jobdedup.pipeline.index.key_files import key_directory
 
     limit_heap_arenas()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service stops the child itself
-    with Index.open(index_path, timeout=wait) as index:
+    # Keys are looked up in the files the service's checks map (an add reads no whole key store).
+    with open_cached(index_path, KeyCache(key_directory(Path(index_path))), timeout=wait) as index:
         while True:
             try:
                 job, argument = connection.recv()
@@ -155,4 +199,4 @@ def _serve_writes(connection: Connection, index_path: str, model: Any, wait: flo
             connection.send(reply)
 
 
-__all__ = ["WriterProcess", "limit_heap_arenas", "trim_heap"]
+__all__ = ["WriterProcess", "die_with_parent", "limit_heap_arenas", "trim_heap"]

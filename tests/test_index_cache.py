@@ -24,3 +24,85 @@ def test_cached_block_sightings_keep_values_equal_to_removed_ids(tmp_path, defau
         pd.testing.assert_frame_equal(
             cached.store.block_sightings(np.asarray([12345])), stored, check_dtype=False
         )
+
+
+def test_kept_boilerplate_and_names_follow_adds_of_another_process(tmp_path, default_model, test_ads):
+    """A cached store keeps the merged boilerplate and the name table with its view: a check through
+    it equals a check through a plain store, before and after another writer adds ads (new names,
+    new boilerplate), and the kept values are those of the new state."""
+    path = tmp_path / "ads.jdx"
+    model = default_model.with_config(jobs=1, show_progress=False)
+    probe = test_ads.iloc[150:170].reset_index(drop=True)
+    cache = KeyCache()
+    with Index.open(path) as writer, open_cached(path, cache, read_only=True) as cached:
+        for first, last in ((0, 60), (60, 150)):
+            writer.add(test_ads.iloc[first:last], model)
+            for one in [probe.iloc[[k]].reset_index(drop=True) for k in range(5)] + [probe]:
+                expected, got = writer.check(one, model), cached.check(one, model)
+                for name in ("pairs", "groups", "merges"):
+                    pd.testing.assert_frame_equal(getattr(got, name), getattr(expected, name))
+            with cached.store.read(), writer.store.read():
+                names = cached.store.derived("name_words", lambda: None)
+                assert np.array_equal(names.words, writer.store.name_words())
+                kept = [v for k, v in cached.store._view.derived.items() if k[0] == "boilerplate"]
+                assert len(kept) == 1
+                assert np.array_equal(kept[0], np.union1d(model.boilerplate_, writer.store.boilerplate()))
+
+
+def test_key_parts_mapped_from_files_answer_as_decoded_ones(tmp_path, default_model, test_ads):
+    """Two caches over one folder of decoded parts (two service processes) look up what a cache
+    holding its parts in memory does, after adds and a merge of runs too; a broken file is written
+    again; files no view uses are removed once stale."""
+    from jobdedup.pipeline.index import key_files
+    from jobdedup.pipeline.index.key_files import key_directory
+
+    path = tmp_path / "ads.jdx"
+    model = default_model.with_config(jobs=1, show_progress=False)
+    folder = key_directory(path)
+    first, second, memory = KeyCache(folder), KeyCache(folder), KeyCache()
+    probe = test_ads.iloc[180:200].reset_index(drop=True)
+    with Index.open(path) as writer:
+        for start in range(0, 180, 30):
+            writer.add(test_ads.iloc[start : start + 30], model)
+            expected = None
+            for cache in (memory, first, second):
+                with open_cached(path, cache, read_only=True) as cached:
+                    with cached.store.read():
+                        view = cached.store._view
+                        keys = np.sort(np.concatenate([p.keys for p in view.parts[0]]))[::7]
+                        found = cached.store.lookup(keys.view(np.int64), np.zeros(len(keys)), np.ones(len(keys), bool))
+                    result = cached.check(probe, model)
+                if expected is None:
+                    expected = (found, result)
+                    continue
+                pd.testing.assert_frame_equal(found, expected[0])
+                pd.testing.assert_frame_equal(result.pairs, expected[1].pairs)
+            mapped = [p for parts in view.parts.values() for p in parts]
+            assert all(p.file and isinstance(p.keys, np.memmap) for p in mapped)
+    names = {p.file for p in mapped}
+    assert {f.name.split(".")[0] for f in folder.iterdir()} >= names
+    # A truncated file is decoded and written again.
+    broken = folder / (sorted(names)[0] + ".keys.npy")
+    broken.write_bytes(broken.read_bytes()[:100])
+    with open_cached(path, KeyCache(folder), read_only=True) as cached, cached.store.read():
+        part = next(p for ps in cached.store._view.parts.values() for p in ps if p.file == broken.name.split(".")[0])
+        assert len(part.keys) == len(np.load(broken, mmap_mode="r"))
+    # Files of parts no view uses go once stale; others stay.
+    (folder / "0123abcd.keys.npy").write_bytes(b"old")
+    key_files.drop_stale_parts(folder, names)
+    assert (folder / "0123abcd.keys.npy").exists()
+    import os
+
+    os.utime(folder / "0123abcd.keys.npy", (0, 0))
+    key_files.drop_stale_parts(folder, names)
+    assert not (folder / "0123abcd.keys.npy").exists()
+    assert {f.name.split(".")[0] for f in folder.iterdir()} >= names
+
+
+def test_cached_store_connections_keep_a_small_page_cache(tmp_path):
+    """Keys come from the cache: a service connection keeps 16 MB of SQLite pages, not 256 MB."""
+    from jobdedup.pipeline.index.cache import PAGE_CACHE_KB
+
+    with open_cached(tmp_path / "ads.jdx", KeyCache()) as cached, Index.open(tmp_path / "ads.jdx") as plain:
+        assert cached.store.db.execute("PRAGMA cache_size").fetchone()[0] == -PAGE_CACHE_KB
+        assert plain.store.db.execute("PRAGMA cache_size").fetchone()[0] == -262144

@@ -25,7 +25,10 @@ from jobdedup.pipeline.evidence import (
     may_name_requisition,
     mention_sets,
 )
-from jobdedup.pipeline.prepare import name_vocabulary
+from jobdedup.pipeline.boilerplate import merge_block_sets
+from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.evidence_kernels import WordTable
+from jobdedup.pipeline.prepare import name_vocabulary, prepare_batch
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 from tests.conftest import DATA
@@ -80,6 +83,47 @@ def test_mentions_are_those_of_the_numpy_form(bundled_ads: pd.DataFrame, bundled
     assert np.array_equal(fast.indptr, reference.indptr) and np.array_equal(fast.values, reference.values)
     empty = mention_sets(bundled_tokens, np.zeros(0, np.uint32), keep)
     assert len(empty) == bundled_tokens.n_docs and not len(empty.values)
+    # A vocabulary in parts (an index's names with their kept table, and a batch's own) is their union.
+    shared, own = names[::3], np.setdiff1d(names, names[::3])[::2]
+    split = mention_sets(bundled_tokens, (WordTable(shared), own), keep)
+    whole = _reference_mention_sets(bundled_tokens, sorted_unique(np.concatenate([shared, own])), keep)
+    assert np.array_equal(split.indptr, whole.indptr) and np.array_equal(split.values, whole.values)
+
+
+_ODD_ADS = pd.DataFrame(
+    {
+        "ad_id": ["empty", "html", "hebrew", "chinese", "none", "fields"],
+        "description": ["", "<p>Senior <b>Python</b> developer</p><ul><li>Berlin &amp; remote</li></ul>",
+                        "מפתח תוכנה בכיר בתל אביב, משרה מלאה", "高级软件工程师 北京 全职", None, "   "],
+        "title": [None, "Python Developer", "מפתח תוכנה", "软件工程师", "Nurse", "Welder"],
+        "company": [None, "ACME GmbH", "נתיבי ישראל", "北京科技", "NHS", None],
+        "location": [None, "Berlin", "Tel Aviv", None, "Filton, Bristol", "Leeds"],
+    }
+)  # fmt: skip
+
+
+def test_prepared_batches_with_known_sets_in_parts_are_those_with_their_unions(bundled_ads: pd.DataFrame):
+    """An index check passes the known boilerplate and the name vocabulary in parts (the index's,
+    kept between checks, and the batch's own): the prepared inputs are those of the unions."""
+    ads = pd.concat([bundled_ads.iloc[:400], _ODD_ADS], ignore_index=True)
+    config = Config(jobs=1, show_progress=False)
+    tokens = tokenize(ads["description"].fillna("").tolist())
+    blocks = sorted_unique(tokens.block_hash)
+    known, learnt = blocks[::5], blocks[1::7]
+    names = name_vocabulary(ads)
+    shared, own = names[::2], names[1::2]
+    whole = prepare_batch(ads, config, merge_block_sets(known, learnt), names=names, keep_blocks=True)
+    parts = prepare_batch(ads, config, (known, learnt), names=(WordTable(shared), own), keep_blocks=True)
+    for name in ("full", "core", "numbers", "employer_words", "place_words", "area_words", "mentions"):
+        a, b = getattr(whole.inputs, name), getattr(parts.inputs, name)
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
+    assert np.array_equal(whole.inputs.signatures, parts.inputs.signatures)
+    assert np.array_equal(whole.inputs.core_words, parts.inputs.core_words)
+    pd.testing.assert_frame_equal(whole.inputs.fields, parts.inputs.fields)
+    pd.testing.assert_frame_equal(whole.core_blocks, parts.core_blocks)
+    assert np.array_equal(whole.batch_boilerplate, parts.batch_boilerplate)
+    assert len(whole.inputs.mentions.values) > 100
+    assert not np.array_equal(whole.inputs.core_words, tokens.words_per_doc)  # some known blocks cut
 
 
 def _reference_kernel_texts(texts: list[str]) -> list[bytes]:

@@ -57,12 +57,14 @@ _COLUMNS = ("ad_id", "description", "title", "company", "location", "occupation"
 class Served:
     """`jobdedup serve` in its own process; stderr (the log) collected in a file."""
 
-    def __init__(self, index: Path, log: Path, token: bool = True, env: dict | None = None, wait: float = 60):
+    def __init__(
+        self, index: Path, log: Path, token: bool = True, env: dict | None = None, wait: float = 60, workers: int = 1
+    ):
         self.port = _free_port()
         self.log = log
         self.url = f"http://127.0.0.1:{self.port}"
         args = [sys.executable, "-m", "jobdedup.pipeline.cli", "serve", "--index", str(index), "--port", str(self.port),
-                "--wait", str(wait)]  # fmt: skip
+                "--wait", str(wait), "--workers", str(workers)]  # fmt: skip
         if token:
             token_file = log.with_suffix(".token")
             token_file.write_text(TOKEN + "\n")
@@ -371,3 +373,66 @@ def test_sigkill_during_add_then_restart_and_cli_writer_serialised(tmp_path, def
         assert service.client.get("/v1/stats").json()["ads"] == sum(len(b) for b in batches[:4])
     finally:
         service.stop()
+
+
+def _descendants(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            found |= {int(child), *_descendants(int(child))}
+    return found
+
+
+def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_service(
+    tmp_path, default_model, test_ads
+):
+    """`--workers 2`: both processes answer checks (as `Index.check` does), an add through one is
+    seen by the other, and a SIGKILL of the service during an add takes its workers and their
+    writers with it, leaving the index as before the add."""
+    batches = _batches(test_ads)
+    path = tmp_path / "ads.jdx"
+    with Index.open(path) as index:
+        for batch in batches[:2]:
+            index.add(batch, default_model)
+        expected = index.check(batches[2].iloc[:6], default_model.with_config(show_progress=False))
+    service = Served(path, tmp_path / "workers.log", workers=2, env={SLEEP_HOOK: "0"})
+    try:
+        seen: set[int] = set()
+        answers = []
+        for _ in range(12):  # fresh connections reach both workers
+            assert httpx.get(service.url + "/v1/stats").status_code == 401  # the token, in every worker
+            with httpx.Client(base_url=service.url, headers=service.headers, timeout=300) as client:
+                seen.add(client.get("/v1/stats").json()["service"]["process"])
+                answers.append(client.post("/v1/check", json=_json_ads(batches[2].iloc[:6])).json())
+        assert len(seen) == 2
+        pairs = expected.pairs[expected.pairs["is_duplicate"]]
+        wanted = {tuple(sorted(p)) for p in zip(pairs["ad_id_a"], pairs["ad_id_b"])}
+        assert all(_duplicate_pairs_of_check(answer) == wanted for answer in answers)
+        assert service.client.post("/v1/ads", json=_json_ads(batches[2])).json()["added"] == len(batches[2])
+        for _ in range(6):
+            with httpx.Client(base_url=service.url, headers=service.headers, timeout=300) as client:
+                answer = client.post("/v1/check", json=_json_ads(batches[2].iloc[:3])).json()
+                assert {a["decision"] for a in answer["ads"]} == {"already_indexed"}
+    finally:
+        service.stop()
+    before = _stats(path)
+    service = Served(path, tmp_path / "killed_workers.log", workers=2, env={SLEEP_HOOK: "120"})
+    poster = threading.Thread(
+        target=lambda: pytest.raises(httpx.HTTPError, service.client.post, "/v1/ads", json=_json_ads(batches[3]))
+    )
+    poster.start()
+    deadline = time.monotonic() + 300
+    while "commit pending" not in service.log.read_text(errors="replace"):
+        assert time.monotonic() < deadline, service.log.read_text()[-2000:]
+        time.sleep(0.2)
+    family = _descendants(service.process.pid)
+    assert len(family) >= 3  # two workers and the writer inside the add
+    service.process.send_signal(signal.SIGKILL)
+    service.stop()
+    poster.join(timeout=60)
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
+              for pid in family):  # fmt: skip
+        assert time.monotonic() < deadline, "a worker or writer outlived the service"
+        time.sleep(0.2)
+    assert _stats(path) == before

@@ -28,3 +28,35 @@ def test_writer_process_adds_removes_and_reports_a_held_lock(tmp_path, default_m
         assert (again["added"], again["skipped"]) == (1, 29)
     finally:
         writer.close()
+
+
+def test_writer_process_starts_with_the_first_write_and_stops_when_idle(tmp_path, default_model, test_ads):
+    """No child before the first write; stopped after `idle` seconds without one, and started
+    again by the next write, which sees what the earlier child committed; a killed child is
+    replaced by the next write."""
+    import time
+
+    path = tmp_path / "ads.jdx"
+    writer = WriterProcess(path, default_model.with_config(show_progress=False), wait=5, idle=1.0)
+    try:
+        assert not writer.running and writer.starts == 0
+        assert writer.add(test_ads.iloc[:10])["added"] == 10
+        assert writer.running
+        time.sleep(0.6)
+        assert writer.add(test_ads.iloc[10:15])["added"] == 5  # a write within the idle time keeps it
+        time.sleep(0.6)
+        assert writer.running and writer.starts == 1
+        deadline = time.monotonic() + 30
+        while writer.running and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not writer.running
+        again = writer.add(test_ads.iloc[:20])
+        assert (again["added"], again["skipped"], writer.starts) == (5, 15, 2)
+        writer._process.kill()
+        writer._process.join()
+        assert writer.remove([test_ads["ad_id"].iloc[0]])["removed"] == 1 and writer.starts == 3
+        with Index.open(path, read_only=True) as index:
+            assert index.stats()["ads"] == 19
+    finally:
+        writer.close()
+    assert not writer.running

@@ -29,19 +29,22 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 import zstandard
 
 from jobdedup.features.shingle_sets import sorted_member
 from jobdedup.pipeline.index.blobs import decode_part
+from jobdedup.pipeline.index.key_files import drop_stale_parts, map_part, save_part
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
 from jobdedup.pipeline.index.sqlite_store import SqliteStore
 
+PAGE_CACHE_KB = 16_384  # SQLite's page cache of a connection reading through a KeyCache
 VIEWS_KEPT = 3  # generations whose views stay (transactions that began before a commit still use theirs)
 
 # A key part is identified by its catalogue row; blobs are never rewritten in place.
@@ -54,6 +57,7 @@ class _Part:
     last_key: int
     keys: np.ndarray  # sorted uint64
     ads: np.ndarray  # int32 (ids < 2^31) or int64
+    file: str = ""  # the name of its files in the cache's directory, if mapped from there
 
     @property
     def nbytes(self) -> int:
@@ -70,6 +74,7 @@ class CacheView:
     boilerplate: np.ndarray
     name_words: np.ndarray
     spans: np.ndarray  # (first_id, n) of every ad_id list
+    derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)  # `derived`
 
     @property
     def entries(self) -> int:
@@ -77,9 +82,16 @@ class CacheView:
 
 
 class KeyCache:
-    """Decoded key parts, ad_id lists and dictionaries of one index file (thread-safe, shared)."""
+    """Decoded key parts, ad_id lists and dictionaries of one index file (thread-safe, shared).
 
-    def __init__(self) -> None:
+    Args:
+        directory: where decoded parts are kept as files and memory-mapped (`key_directory`), so
+            that processes over one index share them through the page cache and only the pages a
+            look-up touches are resident; None: decoded parts are held in this process's memory.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory
         self.lock = threading.Lock()
         self._parts: dict[_PartId, _Part] = {}
         self._views: OrderedDict[int, tuple[CacheView, frozenset[_PartId]]] = OrderedDict()
@@ -102,6 +114,8 @@ class KeyCache:
             live = frozenset().union(*(kept for _, kept in self._views.values()))
             for gone in set(self._parts) - live:
                 del self._parts[gone]
+            if self.directory is not None:
+                drop_stale_parts(self.directory, {p.file for p in self._parts.values()})
             self.refreshes += 1
             return view
 
@@ -116,14 +130,10 @@ class KeyCache:
             part_id: _PartId = tuple(int(v) for v in row)  # type: ignore[assignment]
             if part_id not in self._parts:
                 space, run, number = part_id[:3]
-                first_key, min_ad = part_id[5], part_id[7]
                 blob = db.execute(
                     "SELECT data FROM key_parts WHERE space = ? AND run = ? AND part = ?", (space, run, number)
                 ).fetchone()[0]
-                keys, ads = decode_part(blob, first_key, min_ad)
-                if len(ads) and int(ads.max()) < 2**31:
-                    ads = ads.astype(np.int32)
-                self._parts[part_id] = _Part(first_key, part_id[6], keys, ads)
+                self._parts[part_id] = self._decoded(blob, part_id[5], part_id[6], part_id[7])
             parts.setdefault(part_id[0], []).append(self._parts[part_id])
         spans = np.asarray(db.execute("SELECT first_id, n FROM ad_ids ORDER BY first_id").fetchall(), dtype=np.int64)
         view = CacheView(
@@ -135,6 +145,19 @@ class KeyCache:
             spans=spans.reshape(-1, 2),
         )
         return view, frozenset(tuple(int(v) for v in row) for row in catalogue)  # type: ignore[misc]
+
+    def _decoded(self, blob: bytes, first_key: int, last_key: int, min_ad: int) -> _Part:
+        """A part's keys and ads: mapped from the directory's files (written first if absent), or
+        decoded into memory."""
+        if self.directory is not None:
+            name = xxhash.xxh3_128_hexdigest(blob + f"|{first_key}|{min_ad}".encode())
+            found = map_part(self.directory, name)
+            if found is None:
+                save_part(self.directory, name, *_decode(blob, first_key, min_ad))
+                found = map_part(self.directory, name)
+            if found is not None:
+                return _Part(first_key, last_key, *found, file=name)
+        return _Part(first_key, last_key, *_decode(blob, first_key, min_ad))
 
     def ad_id_list(self, store: SqliteStore, first_id: int) -> np.ndarray:
         """The ad_ids of the committed list starting at `first_id` (lists are never rewritten)."""
@@ -158,6 +181,11 @@ class KeyCache:
         """Bytes held by decoded key parts (ad_id lists and dictionaries not counted)."""
         with self.lock:
             return sum(p.nbytes for p in self._parts.values())
+
+
+def _decode(blob: bytes, first_key: int, min_ad: int) -> tuple[np.ndarray, np.ndarray]:
+    keys, ads = decode_part(blob, first_key, min_ad)
+    return keys, ads.astype(np.int32) if len(ads) and int(ads.max()) < 2**31 else ads
 
 
 _WRITES = (
@@ -188,6 +216,10 @@ class CachedSqliteStore(SqliteStore):
         self.cache = cache
         self._view: CacheView | None = None
         super().__init__(Path(path), read_only=read_only)
+        # Keys come from the cache: a connection reads candidate rows and, once per part, a key
+        # blob, which SQLite's default page cache here (256 MB per connection) would keep; the
+        # operating system's file cache serves those reads again, shared by every process.
+        self.db.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KB}")
 
     # ---------------------------------------------------------------- transactions
     @contextlib.contextmanager
@@ -225,16 +257,16 @@ class CachedSqliteStore(SqliteStore):
             for part in view.parts.get(space, []):
                 lo = np.searchsorted(keys, np.uint64(part.first_key), side="left")
                 hi = np.searchsorted(keys, np.uint64(part.last_key), side="right")
-                if lo == hi:
+                if lo == hi or not len(part.keys):
                     continue
                 wanted = keys[lo:hi]
+                # Most keys are in no part: their end is searched only for those found.
                 start = np.searchsorted(part.keys, wanted, side="left")
-                stop = np.searchsorted(part.keys, wanted, side="right")
-                count = stop - start
-                hit = np.flatnonzero(count)
+                hit = np.flatnonzero(part.keys[np.minimum(start, len(part.keys) - 1)] == wanted)
                 if not len(hit):
                     continue
-                start, count = start[hit], count[hit]
+                start = start[hit]
+                count = np.searchsorted(part.keys, wanted[hit], side="right") - start
                 offsets = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
                 positions.append(np.repeat(lo + hit, count))
                 ads.append(part.ads[np.repeat(start, count) + offsets].astype(np.int64))
@@ -254,6 +286,16 @@ class CachedSqliteStore(SqliteStore):
 
     def name_words(self) -> np.ndarray:
         return self._view.name_words if self._view is not None else super().name_words()
+
+    def derived(self, name: Hashable, build: Callable[[], Any]) -> Any:
+        """`build()`, kept with the view (every transaction of its generation gets the same)."""
+        view = self._view
+        if view is None:
+            return build()
+        found = view.derived.get(name)
+        if found is None:
+            found = view.derived.setdefault(name, build())
+        return found
 
     def dictionary(self, dict_id: int) -> bytes:
         # Committed dictionaries never change; one read in a dirty write transaction may be new.

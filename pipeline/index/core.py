@@ -39,10 +39,11 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.pairs import build_pair_features
-from jobdedup.features.shingle_sets import sorted_union, sorted_unique
+from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.candidates import generate_candidates
 from jobdedup.pipeline.employer_guard import split_mixed_employers
+from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.group import GroupReport, group_ads
 from jobdedup.pipeline.index.blocks import block_sightings, learn_boilerplate
 from jobdedup.pipeline.index.inputs import concat_inputs, replace_rows
@@ -164,10 +165,16 @@ class Index:
                 packing = ThreadPoolExecutor(max_workers=1)
                 roots = packing.submit(writer.pack_roots, new_ads, True, cfg.seed)
                 packing.shutdown(wait=False)
-            boilerplate = merge_block_sets(model.boilerplate_, self.store.boilerplate())
+            # The model's and the index's boilerplate, and the index's names with their hash table,
+            # are kept with a cached store's view of the index (a check would copy ~1.4 million
+            # blocks and fill a 16 MB table at 1,000,000 ads).
+            boilerplate = self.store.derived(
+                ("boilerplate", len(model.boilerplate_), hash(model.boilerplate_.tobytes())),
+                lambda: merge_block_sets(model.boilerplate_, self.store.boilerplate()),
+            )
             # Texts are searched for the names of every indexed ad too (evidence of agency copies).
             new_names = name_vocabulary(new_ads)
-            names = sorted_union(self.store.name_words(), new_names)
+            names = (self.store.derived("name_words", lambda: WordTable(self.store.name_words())), new_names)
             with progress.stage("prepare", total=len(new_ads), unit="ads"):
                 batch = prepare_batch(new_ads, cfg, boilerplate, names=names, keep_blocks=True)
             n = len(batch)
@@ -179,9 +186,7 @@ class Index:
                 batch, seen, self.store.block_sightings(seen["key"].to_numpy()), cfg
             )
             if len(affected):
-                again = prepare_batch(
-                    new_ads.iloc[affected], cfg, merge_block_sets(boilerplate, learnt), names=names
-                )
+                again = prepare_batch(new_ads.iloc[affected], cfg, (boilerplate, learnt), names=names)
                 batch = dataclasses.replace(batch, inputs=replace_rows(batch.inputs, affected, again.inputs))
             lap("learn_boilerplate")
 
@@ -218,7 +223,7 @@ class Index:
             old_ads.insert(0, "ad_id", old["ad_id"].to_numpy())
             lap("read_back")
             if len(old_ads):
-                old_batch = prepare_batch(old_ads, cfg, merge_block_sets(boilerplate, learnt), names=names)
+                old_batch = prepare_batch(old_ads, cfg, (boilerplate, learnt), names=names)
                 inputs = concat_inputs(batch.inputs, old_batch.inputs)
             else:
                 inputs = batch.inputs

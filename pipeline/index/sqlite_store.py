@@ -50,7 +50,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +212,12 @@ class SqliteStore(StoreReads):
         """
         found = self.db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
         return int(json.loads(found[0])) if found else 0
+
+    def derived(self, name: Hashable, build: Callable[[], Any]) -> Any:
+        """`build()`, something computed from the transaction's committed state (the known
+        boilerplate, the name vocabulary) and named `name`; a store holding that state in memory
+        keeps it for later transactions of the same state (`pipeline.index.cache`)."""
+        return build()
 
     def _next_generation(self) -> None:
         self.db.execute(

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -56,6 +57,7 @@ class IndexStore(Protocol):
     def boilerplate(self) -> np.ndarray: ...
     def block_sightings(self, keys: np.ndarray) -> pd.DataFrame: ...  # key, value
     def name_words(self) -> np.ndarray: ...
+    def derived(self, name: Hashable, build: Callable[[], Any]) -> Any: ...  # build(), perhaps kept
     def next_id(self) -> int: ...
     def next_batch(self) -> int: ...
     def insert_ads(self, ads: pd.DataFrame) -> None: ...  # id (consecutive), ad_id, gid, ref, row

@@ -1,0 +1,65 @@
+"""`jobdedup serve --workers N`: N service processes on one listening socket, so checks use every core.
+
+A check holds its process's GIL for most of its ~50-80 ms; in one process, concurrent checks queue
+behind each other on one core. Here uvicorn's supervisor binds the socket and starts N worker
+processes (spawned, not forked), each a whole service (`pipeline.serve.Service`: its model, read
+connections, a key cache mapping the decoded key parts that all of them share through
+`pipeline.index.key_files`, and a writer child of its own when it has writes). Each worker is an
+ordinary reader and writer of the index file: two workers' adds are serialised by SQLite's write
+lock, as two processes' always are, and every worker's cache follows every commit. A worker dies
+with the supervisor (Linux parent-death signal), and its writer with it, so a SIGKILL of the
+service still leaves an add in progress uncommitted.
+
+The workers get the command line's settings through an environment variable (`SETTINGS`): paths
+and numbers only (the token stays in its file; each worker reads it); each builds its app with
+`pipeline.serve.worker_app`.
+
+Example:
+    jobdedup serve --index ads.jdx --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+SETTINGS = "JOBDEDUP_SERVE_SETTINGS"
+HEALTH_CHECK_SECONDS = 120  # the supervisor restarts a worker that does not answer its ping this long
+_PASSED = ("index", "model", "host", "port", "token_file", "wait", "quiet", "jobs", "seed", "max_description_chars")
+
+
+def run_workers(args: argparse.Namespace) -> int:
+    """Serve with `args.workers` processes under uvicorn's supervisor until interrupted."""
+    import uvicorn
+
+    os.environ[SETTINGS] = json.dumps({k: _plain(getattr(args, k, None)) for k in _PASSED})
+    uvicorn.run(
+        "jobdedup.pipeline.serve:worker_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        access_log=False,
+        log_level="info" if not args.quiet else "warning",
+        timeout_graceful_shutdown=5,
+        timeout_worker_healthcheck=HEALTH_CHECK_SECONDS,
+    )
+    return 0
+
+
+def worker_settings() -> argparse.Namespace:
+    """In a worker process: the command line's settings, as `run_workers` passed them."""
+    settings = json.loads(os.environ[SETTINGS])
+    for name in ("index", "model", "token_file"):
+        settings[name] = Path(settings[name]) if settings[name] is not None else None
+    return argparse.Namespace(**settings)
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+__all__ = ["SETTINGS", "run_workers", "worker_settings"]
