@@ -197,6 +197,7 @@ _WRITES = (
     "insert_keys",
     "insert_big_keys",
     "insert_boilerplate",
+    "insert_block_sightings",
     "insert_name_words",
     "merge_groups",
     "log_batch",
