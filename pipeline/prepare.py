@@ -190,9 +190,9 @@ def _prepare_parked(
     names: np.ndarray,
     keep_blocks: bool,
 ) -> _PreparedChunk:
-    """`_prepare_chunk` in a worker process (one kernel thread), its arrays parked in `folder`
-    (`pipeline.handoff`): the parent maps them instead of receiving them through the pipe."""
-    return park(_prepare_chunk(ads, config, known_boilerplate, names, 1, keep_blocks), folder)
+    """`_prepare_chunk` in a worker process (one kernel thread) of a slice `park`ed in `folder`,
+    its arrays parked there in turn (`pipeline.handoff`): neither goes through the pipe."""
+    return park(_prepare_chunk(unpark(ads), config, known_boilerplate, names, 1, keep_blocks), folder)
 
 
 def _core_blocks(tokens: Tokens, boilerplate: np.ndarray) -> pd.DataFrame:
@@ -245,20 +245,19 @@ def prepare_batch(
     with handoff_folder() if in_processes else nullcontext(None) as folder:
         if in_processes:
             # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes,
-            # which hand their arrays back through files in `folder` (`pipeline.handoff`).
+            # the slices' texts and the workers' arrays through files in `folder`
+            # (`pipeline.handoff`), not the pipe.
             # One slice waits for the next free worker (joblib's default, 2 × n_jobs in flight,
             # keeps more slices of texts in memory for no gain: reading one is faster than
             # preparing it).
             parallel = Parallel(
                 n_jobs=config.jobs, backend="loky", return_as="generator", pre_dispatch="n_jobs + 1"
             )
-            prepared = map(
-                unpark,
-                parallel(
-                    delayed(_prepare_parked)(folder, part, config, known_boilerplate, names, keep_blocks)
-                    for part in slices
-                ),
+            tasks = (
+                delayed(_prepare_parked)(folder, park(part, folder), config, known_boilerplate, names, keep_blocks)
+                for part in slices
             )
+            prepared = map(unpark, parallel(tasks))
         else:
             prepared = (
                 _prepare_chunk(part, config, known_boilerplate, names, config.jobs, keep_blocks)
