@@ -95,8 +95,11 @@ def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
     """Per ad, the words of the most specific part of its raw location, as written ("München" of
     "München, Bayern"), where the normalised location has a city; empty elsewhere (a country, a
     region, remote)."""
-    first = locations.astype(object).where(locations.notna(), None).str.split(",").str[0]
-    return _name_words(first.where(cities.notna().to_numpy(), None), _generic_hashes())
+    # Split each distinct location once (a million ads have a few thousand); code -1 = missing.
+    codes, distinct = pd.factorize(locations.astype(object).where(locations.notna(), None))
+    first = np.array([None, *(text.split(",")[0] if isinstance(text, str) else None for text in distinct)])
+    named = np.where(cities.notna().to_numpy(), first[codes + 1], None)
+    return _name_words(pd.Series(named, index=locations.index, dtype=object), _generic_hashes())
 
 
 def area_words(locations: pd.Series) -> ShingleSets:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,7 @@ from jobdedup.pipeline.evidence import (
     vocabulary,
 )
 from jobdedup.pipeline.evidence_kernels import Names
+from jobdedup.pipeline.handoff import handoff_folder, park, unpark
 from jobdedup.pipeline.sketch import kernel_input, minhash_signatures, shingle_sets, tokenize_buffer
 from jobdedup.pipeline.tokenizer import Tokens
 
@@ -185,6 +187,19 @@ def _prepare_chunk(
     )
 
 
+def _prepare_parked(
+    folder: str,
+    ads: pd.DataFrame,
+    config: Config,
+    known_boilerplate: BlockSets,
+    names: Names,
+    keep_blocks: bool,
+) -> _PreparedChunk:
+    """`_prepare_chunk` in a worker process (one kernel thread) of a slice `park`ed in `folder`,
+    its arrays parked there in turn (`pipeline.handoff`): neither goes through the pipe."""
+    return park(_prepare_chunk(unpark(ads), config, known_boilerplate, names, 1, keep_blocks), folder)
+
+
 def _block_sets(known: BlockSets) -> tuple[np.ndarray, ...]:
     return (known,) if isinstance(known, np.ndarray) else tuple(known)
 
@@ -238,26 +253,33 @@ def prepare_batch(
         slices = _with_descriptions(slices, descriptions)
     names = name_vocabulary(ads) if names is None else names
     in_processes = len(starts) > 1 and config.jobs > 1
-    if in_processes:
-        # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes.
-        # One slice waits for the next free worker (joblib's default, 2 × n_jobs in flight, keeps
-        # more slices of texts in memory for no gain: reading one is faster than preparing it).
-        parallel = Parallel(
-            n_jobs=config.jobs, backend="loky", return_as="generator", pre_dispatch="n_jobs + 1"
-        )
-        prepared = parallel(
-            delayed(_prepare_chunk)(part, config, known_boilerplate, names, 1, keep_blocks) for part in slices
-        )
-    else:
-        prepared = (
-            _prepare_chunk(part, config, known_boilerplate, names, config.jobs, keep_blocks) for part in slices
-        )
-    parts: list[dict[str, object]] = []
-    for part in prepared:
-        parts.append({f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
-        if on_slice is not None:
-            on_slice(len(part.words))
-    del part  # the slices' arrays are now only referenced from `parts`, taken one by one below
+    with handoff_folder() if in_processes else nullcontext(None) as folder:
+        if in_processes:
+            # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes,
+            # the slices' texts and the workers' arrays through files in `folder`
+            # (`pipeline.handoff`), not the pipe.
+            # One slice waits for the next free worker (joblib's default, 2 × n_jobs in flight,
+            # keeps more slices of texts in memory for no gain: reading one is faster than
+            # preparing it).
+            parallel = Parallel(
+                n_jobs=config.jobs, backend="loky", return_as="generator", pre_dispatch="n_jobs + 1"
+            )
+            tasks = (
+                delayed(_prepare_parked)(folder, park(part, folder), config, known_boilerplate, names, keep_blocks)
+                for part in slices
+            )
+            prepared = map(unpark, parallel(tasks))
+        else:
+            prepared = (
+                _prepare_chunk(part, config, known_boilerplate, names, config.jobs, keep_blocks)
+                for part in slices
+            )
+        parts: list[dict[str, object]] = []
+        for part in prepared:
+            parts.append({f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
+            if on_slice is not None:
+                on_slice(len(part.words))
+        del part  # the slices' arrays are now only referenced from `parts`, taken one by one below
     if in_processes:
         # Idle workers would keep ~1 GB each (their allocators' freed memory) until loky's timeout.
         get_reusable_executor().shutdown(wait=True)
