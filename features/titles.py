@@ -98,14 +98,18 @@ PLACE_FILLER_WORDS = frozenset("north south east west central greater city count
 
 def _own_place_words(titles: pd.Series, places: pd.Series) -> pd.Series:
     """Each title's words that name the ad's own place ("amersham" of "support worker jobs amersham"
-    listed at "amersham buckinghamshire"), filler and compass words aside; "" where there are none."""
-    frame = pd.DataFrame({"title": titles.astype(object), "place": places.astype(object)})
-    codes, distinct = pd.factorize(pd.MultiIndex.from_frame(frame.fillna("")))
-    named = []
-    for title, place in distinct:
-        own = set(str(place).split()) - TITLE_FILLER_WORDS - PLACE_FILLER_WORDS
-        named.append(" ".join(w for w in str(title).split() if w in own))
-    return pd.Series(np.asarray(named, dtype=object)[codes], index=titles.index)
+    listed at "amersham buckinghamshire"), filler and compass words aside; "" where there are none.
+    Each distinct title and place is split once, each distinct (title, place) joined once."""
+    title_codes, distinct_titles = pd.factorize(titles.astype(object).fillna(""))
+    place_codes, distinct_places = pd.factorize(places.astype(object).fillna(""))
+    width = max(len(distinct_places), 1)
+    combos, combo_codes = np.unique(title_codes.astype(np.int64) * width + place_codes, return_inverse=True)
+    title_words = [str(t).split() for t in distinct_titles]
+    place_sets = [set(str(p).split()) - TITLE_FILLER_WORDS - PLACE_FILLER_WORDS for p in distinct_places]
+    named = [
+        " ".join(w for w in title_words[combo // width] if w in place_sets[combo % width]) for combo in combos.tolist()
+    ]
+    return pd.Series(np.asarray(named, dtype=object)[combo_codes], index=titles.index)
 
 
 def titles_name_other_places(
@@ -121,6 +125,10 @@ def titles_name_other_places(
         >>> titles_name_other_places(titles, places, np.array([0, 0]), np.array([1, 2])).tolist()
         [1.0, nan]
     """
+    # Only the ads of these pairs (a grouping step scores a few pairs of a big batch).
+    ads, inverse = np.unique(np.concatenate([left, right]), return_inverse=True)
+    left, right = inverse[: len(left)], inverse[len(left) :]
+    titles, places = titles.iloc[ads].reset_index(drop=True), places.iloc[ads].reset_index(drop=True)
     own = word_sets(_own_place_words(titles, places))
     words = word_sets(titles)
     left_in_right = intersection_sizes(own, left, right, other=words)
