@@ -15,6 +15,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -96,20 +98,30 @@ PLACE_FILLER_WORDS = frozenset("north south east west central greater city count
 """Words of a place that do not tell two places apart ("East London" / "North London" share London)."""
 
 
-def _own_place_words(titles: pd.Series, places: pd.Series) -> pd.Series:
-    """Each title's words that name the ad's own place ("amersham" of "support worker jobs amersham"
-    listed at "amersham buckinghamshire"), filler and compass words aside; "" where there are none.
-    Each distinct title and place is split once, each distinct (title, place) joined once."""
+def _per_title_and_place(
+    titles: pd.Series, places: pd.Series, keep: Callable[[str, frozenset[str]], bool]
+) -> pd.Series:
+    """Each title's words `w` with `keep(w, words of the ad's place)`, joined by spaces ("" for none).
+    Each distinct title and place is split once, each distinct (title, place) pair joined once."""
     title_codes, distinct_titles = pd.factorize(titles.astype(object).fillna(""))
     place_codes, distinct_places = pd.factorize(places.astype(object).fillna(""))
     width = max(len(distinct_places), 1)
     combos, combo_codes = np.unique(title_codes.astype(np.int64) * width + place_codes, return_inverse=True)
     title_words = [str(t).split() for t in distinct_titles]
-    place_sets = [set(str(p).split()) - TITLE_FILLER_WORDS - PLACE_FILLER_WORDS for p in distinct_places]
-    named = [
-        " ".join(w for w in title_words[combo // width] if w in place_sets[combo % width]) for combo in combos.tolist()
+    place_words = [frozenset(str(p).split()) for p in distinct_places]
+    kept = [
+        " ".join(w for w in title_words[combo // width] if keep(w, place_words[combo % width]))
+        for combo in combos.tolist()
     ]
-    return pd.Series(np.asarray(named, dtype=object)[combo_codes], index=titles.index)
+    return pd.Series(np.asarray(kept, dtype=object)[combo_codes], index=titles.index)
+
+
+def _own_place_words(titles: pd.Series, places: pd.Series) -> pd.Series:
+    """Each title's words that name the ad's own place ("amersham" of "support worker jobs amersham"
+    listed at "amersham buckinghamshire"), filler and compass words aside; "" where there are none."""
+    return _per_title_and_place(
+        titles, places, lambda w, place: w in place and w not in TITLE_FILLER_WORDS and w not in PLACE_FILLER_WORDS
+    )
 
 
 def titles_name_other_places(
@@ -140,13 +152,8 @@ def titles_name_other_places(
 
 def _specific_titles(titles: pd.Series, places: pd.Series) -> pd.Series:
     """Each title without filler words and without the words of the ad's own place."""
-    frame = pd.DataFrame({"title": titles.astype(object), "place": places.astype(object)})
-    codes, distinct = pd.factorize(pd.MultiIndex.from_frame(frame.fillna("")))
-    kept = []
-    for title, place in distinct:
-        dropped = TITLE_FILLER_WORDS | set(str(place).split())
-        kept.append(" ".join(w for w in str(title).split() if w not in dropped))
-    return pd.Series(np.asarray(kept, dtype=object)[codes], index=titles.index).where(titles.notna())
+    specific = _per_title_and_place(titles, places, lambda w, place: w not in TITLE_FILLER_WORDS and w not in place)
+    return specific.where(titles.notna())
 
 
 def specific_words_only_one_side(
