@@ -79,7 +79,14 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
     same = (requisition == 1) & (conflict != 1) & (_values(features, "title_level_differs") != 1)
     other_places = _values(features, "titles_name_other_places") == 1
     held = [listing, conflict == 1, requisition == 0, mismatch, same, other_places]
-    names = ("same_listing", *REFUSING_RULES[:3], "same_requisition", "titles_name_other_places")
+    names = (
+        "same_listing",
+        "different_employers",
+        "different_requisitions",
+        "fields_only_mismatch",
+        "same_requisition",
+        "titles_name_other_places",
+    )
     return np.select(held, names, default=None).astype(object)
 
 

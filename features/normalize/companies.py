@@ -91,7 +91,7 @@ JOB_BOARD_NAMES: frozenset[str] = frozenset(
     """.split()
 ) | {"seen by indeed", "mygwork lgbtq business community", "top secret clearance jobs"}
 _JOB_BOARD_PREFIX = "jobs via "
-_PHRASE_ENDS = frozenset(p[-1] for p in _LEGAL_PHRASES)
+_PHRASE_ENDS = frozenset(p[-1] for p in (*_LEGAL_PHRASES, *_CAREERS_PAGE_ENDS))
 
 
 def _company_words(key: str) -> str:
@@ -107,20 +107,18 @@ def _company_words(key: str) -> str:
     while len(words) > 1:
         if words[-1] in _LEGAL_TRAILING or words[-1] in _COMPANY_TRAILING_GEO:
             words = words[:-1]
-        elif end := next((e for e in _CAREERS_PAGE_ENDS if len(words) > len(e) and tuple(words[-len(e) :]) == e), None):
-            words = words[: -len(end)]
-        elif phrase := _trailing_phrase(words):
+        elif phrase := _trailing_phrase(words, _CAREERS_PAGE_ENDS) or _trailing_phrase(words, _LEGAL_PHRASES):
             words = words[: -len(phrase)]
         else:
             break
     return " ".join(words)
 
 
-def _trailing_phrase(words: list[str]) -> tuple[str, ...] | None:
-    """The longest multi-word legal form ("s de rl") the name ends with, leaving a word before it."""
+def _trailing_phrase(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
+    """The first of `phrases` (longest first: "s de rl") the name ends with, leaving a word before it."""
     if words[-1] not in _PHRASE_ENDS:
         return None
-    return next((p for p in _LEGAL_PHRASES if len(words) > len(p) and tuple(words[-len(p) :]) == p), None)
+    return next((p for p in phrases if len(words) > len(p) and tuple(words[-len(p) :]) == p), None)
 
 
 def _company(text: str) -> str | None:
