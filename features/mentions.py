@@ -1,4 +1,5 @@
-"""Whether one ad's text names what the other ad's fields name (its employer, its place).
+"""Whether one ad's text names what the other ad's fields name (its employer, its place, the
+words of its title).
 
 Per ad, `words` are the identifying words of a field (`pipeline.evidence.employer_words`,
 `place_words`) and `mentions` the words of the batch's employers and places found in its text
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes
+from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, union_rows
 
 
 def named_in_other_text(
@@ -32,4 +33,26 @@ def named_in_other_text(
     )
     out = named.astype(float)
     out[(words_left == 0) & (words_right == 0)] = np.nan
+    return out
+
+
+def words_other_ad_leaves_unnamed(
+    words: ShingleSets, mentions: ShingleSets, left: np.ndarray, right: np.ndarray
+) -> np.ndarray:
+    """Per pair, the most words one ad's set holds (its title's) that the other ad names neither in
+    the same field nor in its text: "Payments" of "Data Engineer, Payments" against a generalist
+    "Data Engineer" ad whose text never says payments. NaN where a side has no such words.
+
+    Example:
+        >>> words = ShingleSets.from_lists([[1, 2, 3], [1, 2]])  # "data engineer payments" / "data engineer"
+        >>> words_other_ad_leaves_unnamed(words, ShingleSets.from_lists([[], [4]]), np.array([0]), np.array([1])).tolist()
+        [1.0]
+        >>> words_other_ad_leaves_unnamed(words, ShingleSets.from_lists([[], [3]]), np.array([0]), np.array([1])).tolist()
+        [0.0]
+    """
+    named = union_rows(words, mentions)
+    left_unnamed = words.sizes[left] - intersection_sizes(words, left, right, other=named)
+    right_unnamed = words.sizes[right] - intersection_sizes(words, right, left, other=named)
+    out = np.maximum(left_unnamed, right_unnamed).astype(float)
+    out[(words.sizes[left] == 0) | (words.sizes[right] == 0)] = np.nan
     return out

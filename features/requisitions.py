@@ -1,9 +1,9 @@
 """Requisition, reference and job numbers named in an ad's title, text or URL.
 
 Employers number their openings ("Req ID: 12903", "Requisition ID: 423765", "Ref. No: 527649",
-"Vacaturenr. 15601", "Position ID: J0526-1062", a title ending in "– R01536322", a Workday URL
-ending in "_R12345"). The same number on two ads is strong evidence of one vacancy — also when the
-ads name different cities — and two different numbers of the same kind are strong evidence of two.
+"Vacaturenr. 15601", "Position ID: J0526-1062", "**ReqID:** J10152946", a title ending in
+"– R01536322", a Workday URL ending in "_R12345" or "_2601044"). The same number on two ads is
+strong evidence of one vacancy — also when the ads name different cities — and two different numbers of the same kind are strong evidence of two.
 Numbers are kept as lower-case strings without separators ("jr-017958" → "jr017958").
 
 Example:
@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import html
 import re
 
 import pandas as pd
@@ -24,7 +25,7 @@ import pandas as pd
 _LABELLED_RE = re.compile(
     r"\b(?:req(?:uisition)?|job|position|vacancy|vacature|stellen|referenz|ref(?:erence)?|kennziffer)"
     r"\.?[ \t]*(?:id|no|nr|number|nummer|code|num|#)?\.?[ \t]*[:#.\-]?\s*"
-    r"([a-z]{0,4}[-_]?\d(?:[\w\-/]|\.(?=\w)){2,19})",
+    r"([a-z]{0,4}[-_]?\d(?:[\w\-/]|\.(?=\w)){2,19})(?![\w%])",
     re.I,
 )
 # Ids that name themselves: "JR123456", "R-0123456", "REQ-2024-0042" (in text, titles and URLs).
@@ -35,11 +36,18 @@ _TITLE_TAIL_RE = re.compile(
     r"([a-z]{0,4}[-_]?\d{5,})\s*[)\]]?\s*$",
     re.I,
 )
+# Workday job pages end in the requisition: ".../job/Petah-Tikva/Senior-Design-Engineer_2601044".
+_WORKDAY_URL_RE = re.compile(r"myworkdayjobs\.com/.+_([a-z]{0,3}-?\d{5,}(?:-\d+)?)(?:[/?#]|$)", re.I)
 # Words that introduce a number in text (as the tokeniser sees them: "Req ID: 12903" → req id 12903);
 # a caller with tokens searches only the texts where one is followed by a number-bearing word.
 LABEL_WORDS = (
     "req requisition job position vacancy vacature vacaturenr stellen referenz ref reference kennziffer jr r"
 ).split()
+# Markup between a label and its id ("**Req ID:** 5543", "<strong>Job ID: </strong>P77413") and
+# words glued by a scraper that dropped line breaks ("Job reference: 10298Job Description").
+_TAG_RE = re.compile(r"<[^<>]{0,200}>")
+_EMPHASIS_RE = re.compile(r"\*+|_{2,}|\\")
+_GLUED_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
 _DATE_RE = re.compile(r"^\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}$|^(?:19|20)\d\d$")
 _RANGE_RE = re.compile(r"^\d{1,4}-\d{1,5}$")
 _SEPARATORS_RE = re.compile(r"[-_/.]")
@@ -54,9 +62,18 @@ def _clean(found: str) -> str | None:
     return key if sum(c.isdigit() for c in key) >= 3 else None
 
 
-def _found(text: object, patterns: tuple[re.Pattern[str], ...]) -> set[str]:
+def _searchable(text: str) -> str:
+    """`text` without HTML tags, entities and markdown emphasis, glued words split apart."""
+    if "&" in text:
+        text = html.unescape(text)
+    return _GLUED_RE.sub(" ", _EMPHASIS_RE.sub(" ", _TAG_RE.sub(" ", text)))
+
+
+def _found(text: object, patterns: tuple[re.Pattern[str], ...], clean: bool) -> set[str]:
     if not isinstance(text, str):
         return set()
+    if clean:
+        text = _searchable(text)
     return {m.group(1) for pattern in patterns for m in pattern.finditer(text)}
 
 
@@ -73,15 +90,15 @@ def requisition_numbers(titles: pd.Series, texts: pd.Series, urls: pd.Series) ->
     URLs are searched only where a cheap RE2 test finds a possible id.
     """
     found: dict[int, set[str]] = {}
-    searches = (
-        (texts, r"\d{3}", (_LABELLED_RE, _SELF_NAMED_RE)),
-        (titles, r"\d{5}", (_TITLE_TAIL_RE, _SELF_NAMED_RE)),
-        (urls, r"(?i)(?:jr|req|r)[-_]?\d{5}", (_SELF_NAMED_RE,)),
+    searches = (  # (values, cheap test, patterns, markup removed first)
+        (texts, r"\d{3}", (_LABELLED_RE, _SELF_NAMED_RE), True),
+        (titles, r"\d{5}", (_TITLE_TAIL_RE, _SELF_NAMED_RE), False),
+        (urls, r"(?i)(?:jr|req|r)[-_]?\d{5}|myworkdayjobs\.com/.*_", (_SELF_NAMED_RE, _WORKDAY_URL_RE), False),
     )
-    for values, hint, patterns in searches:
+    for values, hint, patterns, clean in searches:
         candidates = _hinted(values.reset_index(drop=True), hint)
         for row, text in zip(candidates.index, candidates.to_numpy(dtype=object)):
-            found.setdefault(row, set()).update(_found(text, patterns))
+            found.setdefault(row, set()).update(_found(text, patterns, clean))
     keys = [None] * len(titles)
     for row, items in found.items():
         keys[row] = tuple(sorted({key for key in map(_clean, items) if key})) or None

@@ -21,6 +21,16 @@ pair cap its probability at `RULE_CAP`, below any decision threshold:
   Wycombe"): one template posted per town. Every one of the 31 such natural pairs read was two
   vacancies. Checked after the accepting rules (one requisition number filed under two towns is
   one vacancy).
+- **title_word_unnamed** — one title has a specific word the other lacks (a team, product,
+  specialism or seniority: `title_specific_only_max >= 1`) and a word of one title is named
+  nowhere in the other ad, neither its title nor its text (`title_words_unnamed >= 1`): "Data
+  Engineer, Payments" against a generalist "Data Engineer" ad that never says payments, "Accounting
+  Canada Summer Student Job" against "Canada Summer Student Job". On the natural labels the
+  classifier accepted 17 such non-duplicates and no such duplicate. Checked after the accepting
+  rules (a retitled re-scrape of one listing or requisition).
+- **posted_far_apart** — the ads were posted more than `FAR_APART_DAYS` apart: the definition
+  allows about two months. Of the 29 natural pairs over 90 days apart none was one vacancy (6 of 18
+  at 60-75 days were). Checked after the accepting rules (a listing or requisition still open).
 
 The rules that accept a pair raise its probability to at least `RULE_FLOOR`:
 
@@ -35,7 +45,8 @@ Example:
     ...     "employer_conflict": [1.0, 0.0, 0.0], "requisition_match": [np.nan, 0.0, 1.0],
     ...     "sides_without_text": [0.0, 0.0, 0.0], "title_token_set": [1.0, 1.0, 1.0],
     ...     "title_level_differs": [0.0, 0.0, 0.0], "location_conflict": [0.0, 0.0, 1.0],
-    ...     "date_gap_days": [1.0, 1.0, 1.0], "titles_name_other_places": [np.nan, np.nan, 1.0]})
+    ...     "date_gap_days": [1.0, 1.0, 1.0], "titles_name_other_places": [np.nan, np.nan, 1.0],
+    ...     "title_specific_only_max": [0.0, 0.0, 0.0], "title_words_unnamed": [0.0, 0.0, 0.0]})
     >>> rule_names(features).tolist()
     ['different_employers', 'different_requisitions', 'same_requisition']
     >>> apply_rules(np.array([0.9, 0.9, 0.2]), features).tolist()
@@ -53,7 +64,15 @@ RULE_FLOOR = 0.99
 """Probability given to pairs an accepting rule holds for (at least their score)."""
 FIELDS_ONLY_MAX_GAP_DAYS = 62.0
 FIELDS_ONLY_MIN_TITLE_SIMILARITY = 0.7
-REFUSING_RULES = ("different_employers", "different_requisitions", "fields_only_mismatch", "titles_name_other_places")
+FAR_APART_DAYS = 90.0
+REFUSING_RULES = (
+    "different_employers",
+    "different_requisitions",
+    "fields_only_mismatch",
+    "titles_name_other_places",
+    "title_word_unnamed",
+    "posted_far_apart",
+)
 ACCEPTING_RULES = ("same_listing", "same_requisition")
 RULES = REFUSING_RULES + ACCEPTING_RULES
 
@@ -78,7 +97,9 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
     listing = _values(features, "same_listing") == 1
     same = (requisition == 1) & (conflict != 1) & (_values(features, "title_level_differs") != 1)
     other_places = _values(features, "titles_name_other_places") == 1
-    held = [listing, conflict == 1, requisition == 0, mismatch, same, other_places]
+    unnamed_word = (_values(features, "title_specific_only_max") >= 1) & (_values(features, "title_words_unnamed") >= 1)
+    far_apart = _values(features, "date_gap_days") > FAR_APART_DAYS
+    held = [listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, far_apart]
     names = (
         "same_listing",
         "different_employers",
@@ -86,6 +107,8 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
         "fields_only_mismatch",
         "same_requisition",
         "titles_name_other_places",
+        "title_word_unnamed",
+        "posted_far_apart",
     )
     return np.select(held, names, default=None).astype(object)
 

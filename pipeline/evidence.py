@@ -10,11 +10,13 @@ ad's text names ("based in Bristol or London") is no conflict. Both checks compa
   Bristol"), as the tokeniser hashes them (case-folded, accents kept, as in the text), without
   legal forms and generic words ("GmbH", "Group", "Solutions", "Remote"), and for
   employers without words the texts of many employers use ("Data", "Energy", "Share");
-- `mention_sets`: the words of each ad's text that are a name word of *some* ad being prepared
-  with it (the batch's vocabulary), so the sets stay small (a few words per ad).
+- `title_words`: the words of each ad's title without filler ("m/w/d", "remote", "job");
+- `mention_sets`: the words of each ad's text that are a name or title word of *some* ad being
+  prepared with it (the batch's vocabulary), so the sets stay small (tens of words per ad).
 
 "Ad a's text names ad b's employer" is then `name_words(b) ⊆ mentions(a)`: two intersection
-counts per pair, compiled and vectorised over pairs (`features.pairs`).
+counts per pair, compiled and vectorised over pairs (`features.pairs`); a word of a's title that
+neither b's title nor b's text names marks a job b does not describe.
 
 Example:
     >>> companies = pd.Series(["Merkur Versicherung AG", "Vega International GmbH"])
@@ -33,6 +35,7 @@ import pandas as pd
 from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from jobdedup.features.titles import TITLE_FILLER_WORDS
 from jobdedup.pipeline.evidence_kernels import Names, label_then_number, name_sets
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
@@ -70,6 +73,11 @@ def _generic_hashes() -> np.ndarray:
 
 
 @cache
+def _title_filler_hashes() -> np.ndarray:
+    return _word_hashes(sorted(TITLE_FILLER_WORDS))
+
+
+@cache
 def _not_employer_hashes() -> np.ndarray:
     common = COMMON_WORDS_FILE.read_text(encoding="utf-8").split()
     return sorted_unique(np.concatenate([_generic_hashes(), _word_hashes(common)]))
@@ -89,6 +97,16 @@ def employer_words(companies: pd.Series) -> ShingleSets:
         [1, 0]
     """
     return _name_words(companies, _not_employer_hashes())
+
+
+def title_words(titles: pd.Series) -> ShingleSets:
+    """Per ad, the words of its title without filler (gender tags, "remote", "job", prepositions).
+
+    Example:
+        >>> title_words(pd.Series(["Data Engineer, Payments (m/w/d)", "Data Engineer", None])).sizes.tolist()
+        [3, 2, 0]
+    """
+    return _name_words(titles, _title_filler_hashes())
 
 
 def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:

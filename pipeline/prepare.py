@@ -30,6 +30,7 @@ from jobdedup.pipeline.evidence import (
     may_name_requisition,
     mention_sets,
     place_words,
+    title_words,
     vocabulary,
 )
 from jobdedup.pipeline.evidence_kernels import Names
@@ -109,6 +110,7 @@ class _PreparedChunk:
     employer_words: ShingleSets
     place_words: ShingleSets
     area_words: ShingleSets
+    title_words: ShingleSets
     mentions: ShingleSets
     boilerplate: np.ndarray
     status: pd.Series
@@ -116,11 +118,16 @@ class _PreparedChunk:
 
 
 def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
-    """The words of every employer and place of these ads that a text may mention (see
+    """The words of every employer, place and title of these ads that a text may mention (see
     `pipeline.evidence`); every ad row counts, whatever its normalised city."""
     column = lambda name: ads[name] if name in ads.columns else pd.Series(pd.NA, index=ads.index)  # noqa: E731
     locations = column("location")
-    return vocabulary(employer_words(column("company")), place_words(locations, locations), area_words(locations))
+    return vocabulary(
+        employer_words(column("company")),
+        place_words(locations, locations),
+        area_words(locations),
+        title_words(column("title")),
+    )
 
 
 BlockSets = np.ndarray | tuple[np.ndarray, ...]
@@ -180,6 +187,7 @@ def _prepare_chunk(
         employer_words=employer_words(ads["company"]),
         place_words=place_words(ads["location"], fields["city"]),
         area_words=area_words(ads["location"]),
+        title_words=title_words(ads["title"]),
         mentions=mention_sets(tokens, names, keep),
         boilerplate=boilerplate_here,
         status=_status(tokens.words_per_doc, fields),
@@ -294,6 +302,7 @@ def prepare_batch(
         employer_words=ShingleSets.concatenate(_take(parts, "employer_words")),
         place_words=ShingleSets.concatenate(_take(parts, "place_words")),
         area_words=ShingleSets.concatenate(_take(parts, "area_words")),
+        title_words=ShingleSets.concatenate(_take(parts, "title_words")),
         mentions=ShingleSets.concatenate(_take(parts, "mentions")),
     )
     return PreparedBatch(

@@ -121,6 +121,35 @@ def test_requisition_numbers_equal_and_different():
     assert rule_names(other.to_frame().T).tolist() == ["different_requisitions"]
 
 
+def test_requisition_numbers_behind_markup_and_glued_words():
+    found = requisition_numbers(
+        pd.Series([None, None, None, None, "Design Verification Senior Staff Engineer"]),
+        pd.Series([
+            "EEO guidelines. **ReqID:** J10152946 **Business Line:** B&P",  # markdown scrape (Adzuna)
+            "Salary: up to £30,000Job reference: 10298Job Description: Recruit UK",  # lines glued
+            "&lt;strong&gt;Job ID: &lt;/strong&gt;P77413&lt;/div&gt;",  # escaped HTML (Greenhouse)
+            "Full-time position - 100% FTE, temporary",  # a share of a job is no id
+            None,
+        ]),
+        pd.Series([None, None, None, None,
+                   "https://marvell.wd1.myworkdayjobs.com/MarvellCareers/job/Petah-Tikva/Design-Verification_2600069"]),
+    )  # fmt: skip
+    assert found.tolist() == [("j10152946",), ("10298",), ("p77413",), None, ("2600069",)]
+
+
+def test_ads_posted_far_apart_are_two_vacancies_unless_one_requisition():
+    base = {"same_listing": np.nan, "employer_conflict": 0.0, "sides_without_text": 0.0, "title_token_set": 1.0,
+            "title_level_differs": 0.0, "location_conflict": 0.0, "titles_name_other_places": np.nan,
+            "title_specific_only_max": 0.0, "title_words_unnamed": 0.0}  # fmt: skip
+    features = pd.DataFrame([
+        {**base, "requisition_match": np.nan, "date_gap_days": 96.0},  # the Marvell re-advertisement
+        {**base, "requisition_match": np.nan, "date_gap_days": 73.0},  # within about two months
+        {**base, "requisition_match": 1.0, "date_gap_days": 120.0},  # one requisition still open
+    ])  # fmt: skip
+    assert rule_names(features).tolist() == ["posted_far_apart", None, "same_requisition"]
+    assert apply_rules(np.array([0.8, 0.8, 0.8]), features).tolist() == [0.01, 0.8, 0.99]
+
+
 def test_multi_city_listing_named_in_the_text_is_no_place_conflict():
     text = f"{BODY} This role is based in our Bristol or London office, hybrid three days a week."
     common = {"title": "AI Deployment Engineer", "company": "Emponics", "source": "adzuna"}
@@ -256,3 +285,32 @@ def test_employer_guard_keeps_spelling_variants_and_agencies_carrying_one_client
     edges = pd.DataFrame({"i": [0, 0], "j": [1, 2], "probability": [0.9, 0.9]})
     labels, splits = split_mixed_employers(np.zeros(3, dtype=np.int64), two_clients, edges, edges[["i", "j"]])
     assert len(set(labels.tolist())) == 3 and splits[0].parts == 3
+
+
+def test_title_word_the_other_ad_never_names_marks_another_vacancy():
+    # Whatnot (jobspy_ryrk1020_dfw): a generalist Data Engineer ad and one for the Payments team.
+    general = (
+        "We are hiring a Data Engineer to build our warehouse pipelines in Python and SQL. You will be "
+        "matched to one of our product and analytics teams after onboarding. Hybrid in Seattle, Washington."
+    )
+    payments = general.replace("matched to one of our product and analytics teams", "on the payments team")
+    common = {"company": "Whatnot", "location": "Seattle, WA", "source": "linkedin"}
+    team = _pair([
+        {**common, "ad_id": "a", "description": general, "title": "Data Engineer"},
+        {**common, "ad_id": "b", "description": payments, "title": "Data Engineer, Payments"},
+    ])  # fmt: skip
+    assert team["title_specific_only_max"] >= 1 and team["title_words_unnamed"] == 1
+    assert rule_names(team.to_frame().T).tolist() == ["title_word_unnamed"]
+    # A retitled repost whose text names the extra word: no evidence against it.
+    named = _pair([
+        {**common, "ad_id": "a", "description": payments, "title": "Data Engineer"},
+        {**common, "ad_id": "b", "description": payments, "title": "Data Engineer, Payments"},
+    ])  # fmt: skip
+    assert named["title_words_unnamed"] == 0
+    assert rule_names(named.to_frame().T).tolist() == [None]
+    # Against an ad without text only its title could name the word: no evidence either way.
+    fields_only = _pair([
+        {**common, "ad_id": "a", "description": "", "title": "Data Engineer"},
+        {**common, "ad_id": "b", "description": payments, "title": "Data Engineer, Payments"},
+    ])  # fmt: skip
+    assert np.isnan(fields_only["title_words_unnamed"])

@@ -136,9 +136,10 @@ def test_references_removal_names_and_readding(tmp_path, default_model, test_ads
     assert len(big)  # the bundled labels have groups of 3+
 
 
-@pytest.mark.parametrize("schema", [None, 3])
+@pytest.mark.parametrize("schema", [None, 3, 4])
 def test_old_index_file_is_refused_clearly(tmp_path, schema):
-    # schema 3: no block sightings (boilerplate counted over the whole index, since schema 4)
+    # schema 3: no block sightings (boilerplate counted over the whole index, since schema 4);
+    # schema 4: the names table lacks title words (texts are searched for them since schema 5)
     path = tmp_path / "old.jdx"
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -149,6 +150,6 @@ def test_old_index_file_is_refused_clearly(tmp_path, schema):
     db.close()
     for read_only in (False, True):
         with pytest.raises(
-            IndexFileError, match=f"storage schema {schema or 1} .*older.*reads schema 4.*new --index file"
+            IndexFileError, match=f"storage schema {schema or 1} .*older.*reads schema 5.*new --index file"
         ):
             Index.open(path, read_only=read_only)

@@ -114,7 +114,7 @@ def test_prepared_batches_with_known_sets_in_parts_are_those_with_their_unions(b
     shared, own = names[::2], names[1::2]
     whole = prepare_batch(ads, config, merge_block_sets(known, learnt), names=names, keep_blocks=True)
     parts = prepare_batch(ads, config, (known, learnt), names=(WordTable(shared), own), keep_blocks=True)
-    for name in ("full", "core", "numbers", "employer_words", "place_words", "area_words", "mentions"):
+    for name in ("full", "core", "numbers", "employer_words", "place_words", "area_words", "title_words", "mentions"):
         a, b = getattr(whole.inputs, name), getattr(parts.inputs, name)
         assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
     assert np.array_equal(whole.inputs.signatures, parts.inputs.signatures)

@@ -64,7 +64,7 @@ from jobdedup.pipeline.index.errors import IndexFileError, IndexLockedError
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
 from jobdedup.pipeline.index.sqlite_reads import StoreReads
 
-SCHEMA_VERSION = 4  # 4: block sightings (key space 2)
+SCHEMA_VERSION = 5  # 4: block sightings (key space 2); 5: names hold the words of titles too
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 _TEXT_FIELDS = ("title", "title_tokens", "company", "occupation", "location", "city", "source", "listing")
 _ITEM_FIELDS = ("emails", "phones", "domains", "refs")
-_SETS = ("full", "core", "numbers", "employer_words", "place_words", "area_words", "mentions")
+_SETS = ("full", "core", "numbers", "employer_words", "place_words", "area_words", "title_words", "mentions")
 # The columns of `PairInputs.fields`: the normalised fields and the requisition numbers `refs`
 # (`pipeline.prepare._prepare_chunk`).
 _FIELDS = (*FIELD_COLUMNS, "refs")
@@ -295,7 +295,7 @@ def slice_boilerplate(ads: SparkFrame, config: Config, chunk: int) -> tuple[dict
 
 def name_vocabulary_of(ads: SparkFrame) -> np.ndarray:
     """`pipeline.prepare.name_vocabulary` of the whole batch, made on the driver from the distinct
-    company and location values (all the vocabulary depends on)."""
+    company, location and title values (all the vocabulary depends on)."""
     from pyspark.sql import functions as F
 
     from jobdedup.pipeline.prepare import name_vocabulary
@@ -303,12 +303,13 @@ def name_vocabulary_of(ads: SparkFrame) -> np.ndarray:
     values = (
         ads.select(F.lit("company").alias("column"), F.col("company").alias("value"))
         .unionByName(ads.select(F.lit("location").alias("column"), F.col("location").alias("value")))
+        .unionByName(ads.select(F.lit("title").alias("column"), F.col("title").alias("value")))
         .where(F.col("value").isNotNull())
         .distinct()
         .toPandas()
     )
     columns = {
-        name: values.loc[values["column"] == name, "value"].tolist() for name in ("company", "location")
+        name: values.loc[values["column"] == name, "value"].tolist() for name in ("company", "location", "title")
     }
     rows = max(len(found) for found in columns.values())
     distinct = pd.DataFrame(
