@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, union_rows
+from jobdedup.features.shingle_sets import ShingleSets, difference_rows, intersection_sizes, union_rows
 
 
 def named_in_other_text(
@@ -37,22 +37,34 @@ def named_in_other_text(
 
 
 def words_other_ad_leaves_unnamed(
-    words: ShingleSets, mentions: ShingleSets, left: np.ndarray, right: np.ndarray
+    words: ShingleSets,
+    own_places: tuple[ShingleSets, ShingleSets],
+    mentions: ShingleSets,
+    left: np.ndarray,
+    right: np.ndarray,
 ) -> np.ndarray:
-    """Per pair, the most words one ad's set holds (its title's) that the other ad names neither in
-    the same field nor in its text: "Payments" of "Data Engineer, Payments" against a generalist
-    "Data Engineer" ad whose text never says payments. NaN where a side has no such words.
+    """Per pair, the most words one ad's set holds (its title's), its own place's words aside, that
+    the other ad names neither in the same field nor in its text: "Payments" of "Data Engineer,
+    Payments" against a generalist "Data Engineer" ad whose text never says payments. `own_places`:
+    two sets of each ad's place words (e.g. its place and the town it lies in). NaN where a side
+    has no such words. Only the ads of the pairs are looked at.
 
     Example:
         >>> words = ShingleSets.from_lists([[1, 2, 3], [1, 2]])  # "data engineer payments" / "data engineer"
-        >>> words_other_ad_leaves_unnamed(words, ShingleSets.from_lists([[], [4]]), np.array([0]), np.array([1])).tolist()
+        >>> places = (ShingleSets.from_lists([[], []]),) * 2
+        >>> pair = np.array([0]), np.array([1])
+        >>> words_other_ad_leaves_unnamed(words, places, ShingleSets.from_lists([[], [4]]), *pair).tolist()
         [1.0]
-        >>> words_other_ad_leaves_unnamed(words, ShingleSets.from_lists([[], [3]]), np.array([0]), np.array([1])).tolist()
+        >>> words_other_ad_leaves_unnamed(words, places, ShingleSets.from_lists([[], [3]]), *pair).tolist()
         [0.0]
     """
-    named = union_rows(words, mentions)
-    left_unnamed = words.sizes[left] - intersection_sizes(words, left, right, other=named)
-    right_unnamed = words.sizes[right] - intersection_sizes(words, right, left, other=named)
+    ads, codes = np.unique(np.concatenate([left, right]), return_inverse=True)
+    left, right = codes[: len(left)], codes[len(left) :]
+    places = union_rows(own_places[0].subset(ads), own_places[1].subset(ads))
+    own = difference_rows(words.subset(ads), places)
+    named = union_rows(own, mentions.subset(ads))
+    left_unnamed = own.sizes[left] - intersection_sizes(own, left, right, other=named)
+    right_unnamed = own.sizes[right] - intersection_sizes(own, right, left, other=named)
     out = np.maximum(left_unnamed, right_unnamed).astype(float)
-    out[(words.sizes[left] == 0) | (words.sizes[right] == 0)] = np.nan
+    out[(own.sizes[left] == 0) | (own.sizes[right] == 0)] = np.nan
     return out

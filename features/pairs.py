@@ -247,7 +247,8 @@ def build_pair_features(
     )
     out["titles_name_other_places"] = titles_name_other_places(fields["title"], fields["location"], left, right)
     # (Against an ad without text only its title could name the word: no evidence.)
-    unnamed = words_other_ad_leaves_unnamed(inputs.title_words, inputs.mentions, left, right)
+    own_places = (inputs.place_words, inputs.area_words)
+    unnamed = words_other_ad_leaves_unnamed(inputs.title_words, own_places, inputs.mentions, left, right)
     unnamed[(inputs.words[left] == 0) | (inputs.words[right] == 0)] = np.nan
     out["title_words_unnamed"] = unnamed
     out["company_token_set"] = _string_similarity(

@@ -81,6 +81,12 @@ TITLE_FILLER_WORDS = frozenset(
 )
 """Title words that never make two vacancies (gender tags, filler, prepositions)."""
 
+TITLE_FORMAT_WORDS = frozenset(
+    "full time fulltime part parttime permanent perm contract temporary temp fixed term freelance seasonal".split()
+)
+"""Contract and schedule words sites append to a title when they reformat it ("… - Full Time",
+"… (Permanent)"); not evidence that the other ad describes another job."""
+
 
 def title_level_differs(titles: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Per pair: 1 where the seniority/level words of the two titles differ, 0 where they agree, NaN

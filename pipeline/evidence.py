@@ -35,7 +35,7 @@ import pandas as pd
 from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
-from jobdedup.features.titles import TITLE_FILLER_WORDS
+from jobdedup.features.titles import PLACE_FILLER_WORDS, TITLE_FILLER_WORDS, TITLE_FORMAT_WORDS
 from jobdedup.pipeline.evidence_kernels import Names, label_then_number, name_sets
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
@@ -74,7 +74,7 @@ def _generic_hashes() -> np.ndarray:
 
 @cache
 def _title_filler_hashes() -> np.ndarray:
-    return _word_hashes(sorted(TITLE_FILLER_WORDS))
+    return _word_hashes(sorted(TITLE_FILLER_WORDS | TITLE_FORMAT_WORDS | PLACE_FILLER_WORDS))
 
 
 @cache
@@ -100,10 +100,12 @@ def employer_words(companies: pd.Series) -> ShingleSets:
 
 
 def title_words(titles: pd.Series) -> ShingleSets:
-    """Per ad, the words of its title without filler (gender tags, "remote", "job", prepositions).
+    """Per ad, the words of its normalised title (`features.normalize.normalize_title`: "Sr." is
+    "senior") without filler (gender tags, "remote", "job", prepositions), contract or schedule
+    words ("full time", "permanent") and place filler ("area", "greater").
 
     Example:
-        >>> title_words(pd.Series(["Data Engineer, Payments (m/w/d)", "Data Engineer", None])).sizes.tolist()
+        >>> title_words(pd.Series(["data engineer payments", "data engineer full time", None])).sizes.tolist()
         [3, 2, 0]
     """
     return _name_words(titles, _title_filler_hashes())

@@ -19,6 +19,7 @@ from joblib.externals.loky import get_reusable_executor
 
 from jobdedup.features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from jobdedup.features.kernels import kept_per_doc
+from jobdedup.features.normalize import normalize_title
 from jobdedup.features.pairs import PairInputs
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.shingle_sets import ShingleSets
@@ -126,7 +127,7 @@ def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
         employer_words(column("company")),
         place_words(locations, locations),
         area_words(locations),
-        title_words(column("title")),
+        title_words(normalize_title(column("title"))),
     )
 
 
@@ -187,7 +188,7 @@ def _prepare_chunk(
         employer_words=employer_words(ads["company"]),
         place_words=place_words(ads["location"], fields["city"]),
         area_words=area_words(ads["location"]),
-        title_words=title_words(ads["title"]),
+        title_words=title_words(fields["title"]),
         mentions=mention_sets(tokens, names, keep),
         boilerplate=boilerplate_here,
         status=_status(tokens.words_per_doc, fields),

@@ -69,6 +69,7 @@ def test_blind_second_reads_agree(assembled):
     ("labels", "judgements"),
     [
         ("accepted_sample_labels.csv", "accepted_sample"),  # the shipped model's sample
+        ("accepted_sample_labels_model_a9b1a29.csv", "accepted_sample_model_a9b1a29"),  # kept as labels
         ("accepted_sample_labels_earlier_model.csv", "accepted_sample_earlier_model"),  # kept as labels
     ],
 )
