@@ -58,12 +58,30 @@ def same_employer_names(a: str, b: str) -> bool:
     return fuzz.token_set_ratio(a, b) / 100 >= SIMILAR_NAMES or _is_acronym(a, b)
 
 
+def _may_be_acronyms(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per pair of names, whether `_is_acronym` can hold: the shorter name has between 2 and as many
+    letters (spaces aside) as the longer has words (initials are one letter per word)."""
+    codes, names = pd.factorize(np.concatenate([a, b]))
+    text = pd.Series(names, dtype=object).astype(str)
+    length = text.str.len().to_numpy()
+    letters = length - text.str.count(" ").to_numpy()
+    words = text.str.split().str.len().to_numpy()
+    code_a, code_b = codes[: len(a)], codes[len(a) :]
+    a_short = length[code_a] <= length[code_b]
+    short = np.where(a_short, code_a, code_b)
+    long = np.where(a_short, code_b, code_a)
+    return (letters[short] >= 2) & (letters[short] <= words[long])
+
+
 def _acronym_pairs(companies: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Per pair, whether one company is the initials of the other; each distinct pair checked once."""
+    """Per pair, whether one company is the initials of the other; each distinct pair checked once,
+    in Python only where its lengths allow it."""
     names = companies.astype(object).to_numpy()
     frame = pd.DataFrame({"a": names[left], "b": names[right]})
     distinct = frame.drop_duplicates()
-    verdict = [_is_acronym(str(a), str(b)) for a, b in zip(distinct["a"], distinct["b"])]
+    a, b = distinct["a"].to_numpy(), distinct["b"].to_numpy()
+    verdict = _may_be_acronyms(a, b)
+    verdict[verdict] = [_is_acronym(str(x), str(y)) for x, y in zip(a[verdict], b[verdict])]
     found = pd.Series(verdict, index=pd.MultiIndex.from_frame(distinct), dtype=bool)
     return found.reindex(pd.MultiIndex.from_frame(frame)).to_numpy(dtype=bool)
 

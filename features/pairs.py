@@ -21,8 +21,13 @@ from rapidfuzz.process import cpdist
 
 from jobdedup.features.employers import employer_conflict
 from jobdedup.features.mentions import named_in_other_text, words_other_ad_leaves_unnamed
-from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, word_sets
-from jobdedup.features.titles import specific_words_only_one_side, title_level_differs, titles_name_other_places
+from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, sorted_unique, word_sets
+from jobdedup.features.titles import (
+    specific_words_only_one_side,
+    title_level_differs,
+    title_words,
+    titles_name_other_places,
+)
 
 FEATURES: list[str] = [
     "minhash_core",
@@ -203,6 +208,18 @@ def _signature_agreement(signatures: np.ndarray, left: np.ndarray, right: np.nda
     return agreement
 
 
+def _fields_of_pairs(
+    fields: pd.DataFrame, left: np.ndarray, right: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The fields of only the ads these pairs name, and the pairs numbered in them: field features
+    then cost what the pairs need, not the batch (the grouping step scores a few pairs of a
+    million ads)."""
+    ads = sorted_unique(np.concatenate([left, right]))
+    if len(ads) == len(fields):
+        return fields, left, right
+    return fields.iloc[ads].reset_index(drop=True), np.searchsorted(ads, left), np.searchsorted(ads, right)
+
+
 def build_pair_features(
     inputs: PairInputs, left: np.ndarray, right: np.ndarray, threads: int = 1
 ) -> pd.DataFrame:
@@ -214,7 +231,16 @@ def build_pair_features(
     """
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
-    fields = inputs.fields
+    out = _text_features(inputs, left, right, threads)
+    fields, field_left, field_right = _fields_of_pairs(inputs.fields, left, right)
+    out.update(_field_features(fields, field_left, field_right, out, threads))
+    return pd.DataFrame({name: out[name] for name in FEATURES})
+
+
+def _text_features(
+    inputs: PairInputs, left: np.ndarray, right: np.ndarray, threads: int
+) -> dict[str, np.ndarray]:
+    """The features of the texts' shingle, word and mention sets, signatures and word counts."""
     out: dict[str, np.ndarray] = {}
     minhash = _signature_agreement(inputs.signatures, left, right)
     core_empty = (inputs.core.sizes[left] == 0) | (inputs.core.sizes[right] == 0)
@@ -238,19 +264,36 @@ def build_pair_features(
     out["log_words_max"] = np.log1p(np.fmax(words_l, words_r))
     out["core_share_min"] = np.fmin(share_l, share_r)
     out["core_share_max"] = np.fmax(share_l, share_r)
-    out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio, threads)
-    out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio, threads)
-    out["title_equal"] = _equal(fields["title_tokens"], left, right)
-    out["title_level_differs"] = title_level_differs(fields["title"], left, right)
-    out["title_specific_only_min"], out["title_specific_only_max"] = specific_words_only_one_side(
-        fields["title"], fields["location"], left, right
+    # One text names the other's listing place, or the town that place lies in ("Filton, Bristol").
+    out["place_named_in_text"] = np.fmax(
+        named_in_other_text(inputs.place_words, inputs.mentions, left, right),
+        named_in_other_text(inputs.area_words, inputs.mentions, left, right),
     )
-    out["titles_name_other_places"] = titles_name_other_places(fields["title"], fields["location"], left, right)
+    out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
     # (Against an ad without text only its title could name the word: no evidence.)
     own_places = (inputs.place_words, inputs.area_words)
     unnamed = words_other_ad_leaves_unnamed(inputs.title_words, own_places, inputs.mentions, left, right)
     unnamed[(inputs.words[left] == 0) | (inputs.words[right] == 0)] = np.nan
     out["title_words_unnamed"] = unnamed
+    without_text = (inputs.words[left] == 0).astype(float) + (inputs.words[right] == 0)
+    out["sides_without_text"] = without_text.astype(float)
+    return out
+
+
+def _field_features(
+    fields: pd.DataFrame, left: np.ndarray, right: np.ndarray, text: dict[str, np.ndarray], threads: int
+) -> dict[str, np.ndarray]:
+    """The features of the normalised fields; `text` holds the pairs' `_text_features`, which the
+    location and employer conflicts weigh."""
+    out: dict[str, np.ndarray] = {}
+    out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio, threads)
+    out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio, threads)
+    out["title_equal"] = _equal(fields["title_tokens"], left, right)
+    out["title_level_differs"] = title_level_differs(fields["title"], left, right)
+    titles = title_words(fields["title"], fields["location"])
+    only_min, only_max = specific_words_only_one_side(titles, left, right)
+    out["title_specific_only_min"], out["title_specific_only_max"] = only_min, only_max
+    out["titles_name_other_places"] = titles_name_other_places(titles, left, right)
     out["company_token_set"] = _string_similarity(
         fields["company"], left, right, fuzz.token_set_ratio, threads
     )
@@ -258,14 +301,9 @@ def build_pair_features(
     out["occupation_token_set"] = _string_similarity(
         fields["occupation"], left, right, fuzz.token_set_ratio, threads
     )
-    # One text names the other's listing place, or the town that place lies in ("Filton, Bristol").
-    out["place_named_in_text"] = np.fmax(
-        named_in_other_text(inputs.place_words, inputs.mentions, left, right),
-        named_in_other_text(inputs.area_words, inputs.mentions, left, right),
-    )
     # A listing city that the other ad's text names ("based in Bristol or London") is no conflict.
     conflict = _location_conflict(fields, left, right)
-    conflict[(conflict == 1) & (out["place_named_in_text"] == 1)] = 0.0
+    conflict[(conflict == 1) & (text["place_named_in_text"] == 1)] = 0.0
     out["location_conflict"] = conflict
     out["place_equal"] = _equal(fields["city"], left, right)
     out["same_listing"] = _equal(fields["listing"], left, right)
@@ -273,7 +311,6 @@ def build_pair_features(
     out["email_match"] = _shared_item(fields["emails"], left, right)
     out["phone_match"] = _shared_item(fields["phones"], left, right)
     out["domain_match"] = _shared_item(fields["domains"], left, right)
-    out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
     shared_contact = np.fmax.reduce(
         [out[name] for name in ("email_match", "phone_match", "domain_match", "requisition_match", "same_listing")]
     )
@@ -282,17 +319,16 @@ def build_pair_features(
         left,
         right,
         out["company_token_set"],
-        out["employer_named_in_text"],
+        text["employer_named_in_text"],
         shared_contact,
-        out["containment_core_max"],
+        text["containment_core_max"],
     )
     posted = fields["posted_at"].to_numpy(dtype="datetime64[ns]")
     gap = np.abs((posted[left] - posted[right]).astype("timedelta64[h]").astype(float)) / 24.0
     gap[np.isnat(posted[left]) | np.isnat(posted[right])] = np.nan
     out["date_gap_days"] = gap
     out["same_source"] = _equal(fields["source"], left, right)
-    out["sides_without_text"] = ((inputs.words[left] == 0).astype(float) + (inputs.words[right] == 0)).astype(float)
-    return pd.DataFrame({name: out[name] for name in FEATURES})
+    return out
 
 
 # +1: a higher value can only make a duplicate more likely (keeps the model sane on data unlike

@@ -72,7 +72,7 @@ class ShingleSets:
         sizes = self.sizes[rows]
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(sizes, out=indptr[1:])
-        gather = _ranges(self.indptr[rows], sizes)
+        gather = index_ranges(self.indptr[rows], sizes)
         return ShingleSets(indptr=indptr, values=self.values[gather])
 
 
@@ -131,7 +131,7 @@ def difference_rows(first: ShingleSets, second: ShingleSets) -> ShingleSets:
         >>> difference_rows(ShingleSets.from_lists([[1, 5], [2]]), ShingleSets.from_lists([[5, 7], []])).row(0).tolist()
         [1]
     """
-    rows = lambda sets: np.repeat(np.arange(len(sets), dtype=np.uint64), sets.sizes)  # noqa: E731
+    rows = lambda sets: np.repeat(np.arange(len(sets), dtype=np.uint64), sets.sizes)
     first_rows = rows(first)
     keep = ~sorted_member(
         (first_rows << np.uint64(32)) | first.values.astype(np.uint64),
@@ -151,7 +151,7 @@ def sorted_member(values: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     return allowed[at] == values
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def index_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of `arange(s, s + n)` for each (s, n), without a Python loop."""
     total = int(lengths.sum())
     if total == 0:
@@ -184,14 +184,20 @@ def word_sets(values: pd.Series) -> ShingleSets:
     codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""))
     words = pd.Series(uniques, dtype=object).str.split().explode().dropna()
     word_codes, distinct_words = pd.factorize(words)
-    word_hash = np.fromiter(
-        (xxh3_64_intdigest(w.encode()) for w in distinct_words), np.uint64, len(distinct_words)
-    ).astype(np.uint32)
-    row_and_hash = sorted_unique(
-        (words.index.to_numpy(np.uint64) << np.uint64(32)) | word_hash[word_codes].astype(np.uint64)
-    )
-    rows = (row_and_hash >> np.uint64(32)).astype(np.int64)
-    indptr = np.zeros(len(uniques) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=len(uniques)), out=indptr[1:])
-    unique_sets = ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
-    return unique_sets.subset(codes)
+    hashes = word_hashes(distinct_words)[word_codes]
+    return sets_of_rows(words.index.to_numpy(np.int64), hashes, len(uniques)).subset(codes)
+
+
+def word_hashes(words: np.ndarray) -> np.ndarray:
+    """The 32-bit hash of each word (the low half of its xxh3_64 of UTF-8)."""
+    hashes = np.fromiter((xxh3_64_intdigest(w.encode()) for w in words), np.uint64, len(words))
+    return hashes.astype(np.uint32)
+
+
+def sets_of_rows(rows: np.ndarray, hashes: np.ndarray, n_rows: int) -> ShingleSets:
+    """The sets of `n_rows` rows from (row, hash) items, in any order and with repeats."""
+    row_and_hash = sorted_unique((rows.astype(np.uint64) << np.uint64(32)) | hashes.astype(np.uint64))
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    rows_sorted = (row_and_hash >> np.uint64(32)).astype(np.int64)
+    np.cumsum(np.bincount(rows_sorted, minlength=n_rows), out=indptr[1:])
+    return ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))

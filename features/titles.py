@@ -8,19 +8,27 @@ nothing about the job (gender tags, "remote", "hiring", "job", the ad's own plac
 Example:
     >>> titles = pd.Series(["accounting summer student", "summer student"])
     >>> places = pd.Series([None, None])
-    >>> only = specific_words_only_one_side(titles, places, np.array([0]), np.array([1]))
+    >>> only = specific_words_only_one_side(title_words(titles, places), np.array([0]), np.array([1]))
     >>> [x.tolist() for x in only]  # fewest and most specific words one title has alone
     [[0.0], [1.0]]
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.shingle_sets import intersection_sizes, word_sets
+from jobdedup.features.shingle_sets import (
+    ShingleSets,
+    index_ranges,
+    intersection_sizes,
+    sets_of_rows,
+    sorted_member,
+    sorted_unique,
+    word_hashes,
+)
 
 LEVEL_WORDS = frozenset(
     [
@@ -104,35 +112,73 @@ PLACE_FILLER_WORDS = frozenset("north south east west central greater city count
 """Words of a place that do not tell two places apart ("East London" / "North London" share London)."""
 
 
-def _per_title_and_place(
-    titles: pd.Series, places: pd.Series, keep: Callable[[str, frozenset[str]], bool]
-) -> pd.Series:
-    """Each title's words `w` with `keep(w, words of the ad's place)`, joined by spaces ("" for none).
-    Each distinct title and place is split once, each distinct (title, place) pair joined once."""
+@dataclass(frozen=True)
+class TitleWords:
+    """Word sets of each ad's title (row i = ad i), as 32-bit word hashes.
+
+    Attributes:
+        present: whether the ad has a title.
+        words: all words of the title.
+        specific: its words that are not filler and do not name the ad's own place.
+        own_place: its words that name the ad's own place, filler and compass words aside.
+    """
+
+    present: np.ndarray
+    words: ShingleSets
+    specific: ShingleSets
+    own_place: ShingleSets
+
+
+def title_words(titles: pd.Series, places: pd.Series) -> TitleWords:
+    """The `TitleWords` of ads with these titles and places. Each distinct title and place is split
+    once, and each distinct (title, place) pair's words are sorted out in numpy."""
     title_codes, distinct_titles = pd.factorize(titles.astype(object).fillna(""))
     place_codes, distinct_places = pd.factorize(places.astype(object).fillna(""))
+    title_of, title_word, place_of, place_word, vocabulary = _split_both(distinct_titles, distinct_places)
+    hashes = word_hashes(vocabulary)
+    filler = pd.Series(vocabulary, dtype=object).isin(TITLE_FILLER_WORDS).to_numpy()
+    place_filler = pd.Series(vocabulary, dtype=object).isin(PLACE_FILLER_WORDS).to_numpy()
     width = max(len(distinct_places), 1)
-    combos, combo_codes = np.unique(title_codes.astype(np.int64) * width + place_codes, return_inverse=True)
-    title_words = [str(t).split() for t in distinct_titles]
-    place_words = [frozenset(str(p).split()) for p in distinct_places]
-    kept = [
-        " ".join(w for w in title_words[combo // width] if keep(w, place_words[combo % width]))
-        for combo in combos.tolist()
-    ]
-    return pd.Series(np.asarray(kept, dtype=object)[combo_codes], index=titles.index)
-
-
-def _own_place_words(titles: pd.Series, places: pd.Series) -> pd.Series:
-    """Each title's words that name the ad's own place ("amersham" of "support worker jobs amersham"
-    listed at "amersham buckinghamshire"), filler and compass words aside; "" where there are none."""
-    return _per_title_and_place(
-        titles, places, lambda w, place: w in place and w not in TITLE_FILLER_WORDS and w not in PLACE_FILLER_WORDS
+    keys = title_codes.astype(np.int64) * width + place_codes
+    combos = sorted_unique(keys)
+    word_ptr = np.zeros(len(distinct_titles) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(title_of, minlength=len(distinct_titles)), out=word_ptr[1:])
+    combo_title, combo_place = combos // width, combos % width
+    counts = np.diff(word_ptr)[combo_title]
+    combo = np.repeat(np.arange(len(combos)), counts)
+    word = title_word[index_ranges(word_ptr[combo_title], counts)]
+    in_place = sorted_member(
+        combo_place[combo] * len(vocabulary) + word, sorted_unique(place_of * len(vocabulary) + place_word)
+    )
+    specific = ~filler[word] & ~in_place
+    own = in_place & ~filler[word] & ~place_filler[word]
+    combo_codes = np.searchsorted(combos, keys)
+    return TitleWords(
+        present=titles.notna().to_numpy(),
+        words=sets_of_rows(title_of, hashes[title_word], len(distinct_titles)).subset(title_codes),
+        specific=sets_of_rows(combo[specific], hashes[word[specific]], len(combos)).subset(combo_codes),
+        own_place=sets_of_rows(combo[own], hashes[word[own]], len(combos)).subset(combo_codes),
     )
 
 
-def titles_name_other_places(
-    titles: pd.Series, places: pd.Series, left: np.ndarray, right: np.ndarray
-) -> np.ndarray:
+def _split_both(
+    titles: np.ndarray, places: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The words of each title and each place, as (title number, word code) and (place number,
+    word code) in order, with the distinct words that the codes number."""
+    title_split = pd.Series(titles, dtype=object).str.split().explode().dropna()
+    place_split = pd.Series(places, dtype=object).str.split().explode().dropna()
+    codes, vocabulary = pd.factorize(np.concatenate([title_split.to_numpy(), place_split.to_numpy()]))
+    return (
+        title_split.index.to_numpy(np.int64),
+        codes[: len(title_split)].astype(np.int64),
+        place_split.index.to_numpy(np.int64),
+        codes[len(title_split) :].astype(np.int64),
+        np.asarray(vocabulary, dtype=object),
+    )
+
+
+def titles_name_other_places(words: TitleWords, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Per pair: 1 where each title names its own ad's place and neither title has a word of the
     other's ("Support Worker Jobs Amersham" / "Support Worker Jobs High Wycombe": one template
     posted per town), 0 where both name their place and a word is shared, NaN otherwise.
@@ -140,30 +186,20 @@ def titles_name_other_places(
     Example:
         >>> titles = pd.Series(["carer amersham", "carer high wycombe", "carer"])
         >>> places = pd.Series(["amersham bucks", "high wycombe bucks", "amersham"])
-        >>> titles_name_other_places(titles, places, np.array([0, 0]), np.array([1, 2])).tolist()
+        >>> words = title_words(titles, places)
+        >>> titles_name_other_places(words, np.array([0, 0]), np.array([1, 2])).tolist()
         [1.0, nan]
     """
-    # Only the ads of these pairs (a grouping step scores a few pairs of a big batch).
-    ads, inverse = np.unique(np.concatenate([left, right]), return_inverse=True)
-    left, right = inverse[: len(left)], inverse[len(left) :]
-    titles, places = titles.iloc[ads].reset_index(drop=True), places.iloc[ads].reset_index(drop=True)
-    own = word_sets(_own_place_words(titles, places))
-    words = word_sets(titles)
-    left_in_right = intersection_sizes(own, left, right, other=words)
-    right_in_left = intersection_sizes(own, right, left, other=words)
+    own = words.own_place
+    left_in_right = intersection_sizes(own, left, right, other=words.words)
+    right_in_left = intersection_sizes(own, right, left, other=words.words)
     both = (own.sizes[left] > 0) & (own.sizes[right] > 0)
     other = (left_in_right == 0) & (right_in_left == 0)
     return np.where(both, other.astype(float), np.nan)
 
 
-def _specific_titles(titles: pd.Series, places: pd.Series) -> pd.Series:
-    """Each title without filler words and without the words of the ad's own place."""
-    specific = _per_title_and_place(titles, places, lambda w, place: w not in TITLE_FILLER_WORDS and w not in place)
-    return specific.where(titles.notna())
-
-
 def specific_words_only_one_side(
-    titles: pd.Series, places: pd.Series, left: np.ndarray, right: np.ndarray
+    words: TitleWords, left: np.ndarray, right: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per pair, how many specific words (not filler, not the ad's own place) each title has that the
     other title lacks: (the smaller count, the larger count); NaN where either title is missing.
@@ -171,12 +207,10 @@ def specific_words_only_one_side(
     A smaller count above 0 means both titles name something the other does not ("Frontend" /
     "Backend"); a larger count above 0 with a smaller count of 0 means one title only adds words.
     """
-    present = titles.notna().to_numpy()
-    specific = word_sets(_specific_titles(titles, places))
-    words = word_sets(titles)
-    only_left = specific.sizes[left] - intersection_sizes(specific, left, right, other=words)
-    only_right = specific.sizes[right] - intersection_sizes(specific, right, left, other=words)
-    both = present[left] & present[right]
+    specific = words.specific
+    only_left = specific.sizes[left] - intersection_sizes(specific, left, right, other=words.words)
+    only_right = specific.sizes[right] - intersection_sizes(specific, right, left, other=words.words)
+    both = words.present[left] & words.present[right]
     smaller = np.where(both, np.minimum(only_left, only_right).astype(float), np.nan)
     larger = np.where(both, np.maximum(only_left, only_right).astype(float), np.nan)
     return smaller, larger

@@ -49,6 +49,8 @@ def _employers_of(names: list[str], links: list[tuple[str, str]]) -> dict[str, i
     n = len(names)
     same = [(a, b) for a in range(n) for b in range(a + 1, n) if same_employer_names(names[a], names[b])]
     employer = _components(n, same)
+    if employer.max(initial=0) == 0:  # one employer written one or several ways
+        return dict.fromkeys(names, 0)
     index = {name: k for k, name in enumerate(names)}
     units = int(employer.max()) + 1
     linked = {(min(ea, eb), max(ea, eb)) for ea, eb in ((employer[index[a]], employer[index[b]]) for a, b in links)}
@@ -139,9 +141,6 @@ def split_mixed_employers(
     local = np.zeros(len(labels), dtype=np.int64)
     for g in range(len(mixed_labels)):
         members = member_at[member_ptr[g] : member_ptr[g + 1]]
-        local[members] = np.arange(len(members))
-        inside = pair_at[pair_ptr[g] : pair_ptr[g + 1]]
-        i, j, weight = local[i_all[inside]], local[j_all[inside]], p_all[inside]
         group_links = link_at[link_ptr[g] : link_ptr[g + 1]]
         member_names = names[members]
         distinct = sorted(set(member_names[known[members]]))
@@ -149,6 +148,9 @@ def split_mixed_employers(
         employer_of = _employers_of(distinct, link_names)
         if len(set(employer_of.values())) < 2:
             continue
+        local[members] = np.arange(len(members))
+        inside = pair_at[pair_ptr[g] : pair_ptr[g + 1]]
+        i, j, weight = local[i_all[inside]], local[j_all[inside]], p_all[inside]
         employer = np.array([employer_of[n] if n is not None else -1 for n in member_names], dtype=np.int64)
         employer = _assign_unknown(employer, i, j, weight)
         keep = employer[i] == employer[j]

@@ -88,27 +88,36 @@ def _holds(table, word):
 
 
 @njit(cache=True, nogil=True)
-def _name_sets(word_hash, doc_ptr, keep, use_keep, table, extra, indptr, out):
-    """With an empty `out`, return the number of hits; else write each document's sorted distinct
-    hits from its indptr on."""
+def _name_hits(word_hash, doc_ptr, keep, use_keep, table, extra, hit):
+    """Mark each word of the documents (with `use_keep`, each kept word) that either table holds;
+    return how many are marked."""
+    n = 0
+    for i in range(doc_ptr[0], doc_ptr[doc_ptr.shape[0] - 1]):
+        word = np.int64(word_hash[i] & _LOW_32)
+        if (not use_keep or keep[i]) and (_holds(table, word) or _holds(extra, word)):
+            hit[i] = True
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _hit_sets(word_hash, doc_ptr, hit, indptr, out):
+    """Write each document's sorted distinct marked words (32-bit) from its indptr on."""
     n = 0
     for d in range(doc_ptr.shape[0] - 1):
         start = n
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            word = np.int64(word_hash[i] & _LOW_32)
-            if (not use_keep or keep[i]) and (_holds(table, word) or _holds(extra, word)):
-                if out.shape[0]:
-                    out[n] = word
+            if hit[i]:
+                out[n] = np.int64(word_hash[i] & _LOW_32)
                 n += 1
-        if out.shape[0]:
-            out[start:n] = np.sort(out[start:n])
-            unique = min(n - start, 1)
-            for x in range(start + 1, n):
-                if out[x] != out[start + unique - 1]:
-                    out[start + unique] = out[x]
-                    unique += 1
-            n = start + unique
-            indptr[d + 1] = n
+        out[start:n] = np.sort(out[start:n])
+        unique = min(n - start, 1)
+        for x in range(start + 1, n):
+            if out[x] != out[start + unique - 1]:
+                out[start + unique] = out[x]
+                unique += 1
+        n = start + unique
+        indptr[d + 1] = n
     return n
 
 
@@ -121,11 +130,13 @@ def name_sets(
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     keep_array = np.ascontiguousarray(keep if keep is not None else np.zeros(0), dtype=np.bool_)
     indptr = np.zeros(len(doc_ptr), dtype=np.int64)
-    args = (word_hash, doc_ptr, keep_array, keep is not None, *name_tables(names), indptr)
-    # Hits are a few per document: count them first, then write and deduplicate them.
-    out = np.empty(_name_sets(*args, np.zeros(0, np.uint32)), dtype=np.uint32)
+    # The tables are probed once per word (their random reads are the cost); hits are a few per
+    # document, gathered and deduplicated in a second pass over the marks.
+    hit = np.zeros(len(word_hash), dtype=np.bool_)
+    hits = _name_hits(word_hash, doc_ptr, keep_array, keep is not None, *name_tables(names), hit)
+    out = np.empty(hits, dtype=np.uint32)
     if len(out):
-        out = out[: _name_sets(*args, out)].copy()
+        out = out[: _hit_sets(word_hash, doc_ptr, hit, indptr, out)].copy()
     return indptr, out
 
 
