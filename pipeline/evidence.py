@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.normalize import LEGAL_FORM_WORDS, district_town
+from jobdedup.features.normalize import LEGAL_FORM_WORDS, TITLE_WORDS_ADDED, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
 from jobdedup.features.titles import PLACE_FILLER_WORDS, TITLE_FILLER_WORDS, TITLE_FORMAT_WORDS
@@ -109,6 +109,13 @@ def title_words(titles: pd.Series) -> ShingleSets:
         [3, 2, 0]
     """
     return _name_words(titles, _title_filler_hashes())
+
+
+@cache
+def words_normalising_adds() -> ShingleSets:
+    """The words `normalize_title` writes that a raw title may not hold ("senior" for "Sr."), as
+    one set: with the raw titles' `title_words`, a vocabulary holding every normalised title's words."""
+    return ShingleSets.from_lists([_word_hashes(sorted(TITLE_WORDS_ADDED)).tolist()])
 
 
 def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:

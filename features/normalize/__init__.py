@@ -42,7 +42,7 @@ from jobdedup.features.normalize.locations import (
 from jobdedup.features.normalize.phones import extract_phones
 from jobdedup.features.normalize.regions import ad_regions
 from jobdedup.features.normalize.text import normalize_occupation, normalize_text_key
-from jobdedup.features.normalize.titles import normalize_title
+from jobdedup.features.normalize.titles import TITLE_WORDS_ADDED, normalize_title
 
 __all__ = [
     "FREE_MAIL_DOMAINS",
@@ -64,5 +64,6 @@ __all__ = [
     "normalize_occupation",
     "normalize_text_key",
     "normalize_title",
+    "TITLE_WORDS_ADDED",
     "registrable_domain",
 ]

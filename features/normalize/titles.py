@@ -83,6 +83,10 @@ _TITLE_ABBREVIATIONS = {
 }
 _ROMAN_ANYWHERE = {"ii": "2", "iii": "3", "iv": "4", "vi": "6"}
 _ROMAN_LAST = {"i": "1", "v": "5"}
+TITLE_WORDS_ADDED = frozenset(
+    " ".join([*_TITLE_ABBREVIATIONS.values(), *_ROMAN_ANYWHERE.values(), *_ROMAN_LAST.values()]).split()
+)
+"""Words `normalize_title` writes that the raw title may not hold ("Sr." becomes "senior")."""
 # A word's abbreviation expansion, then its Roman numeral as a number, in one look-up.
 _TITLE_WORD_MAP = {
     w: _ROMAN_ANYWHERE.get(x, x)
