@@ -2,8 +2,9 @@
 words of its title).
 
 Per ad, `words` are the identifying words of a field (`pipeline.evidence.employer_words`,
-`place_words`) and `mentions` the words of the batch's employers and places found in its text
-(`pipeline.evidence.mention_sets`); all are sorted 32-bit word hashes in `ShingleSets`.
+`place_words`, `title_words`) and `mentions` the words of the batch's employers, places and titles
+found in its text (`pipeline.evidence.mention_sets`); all are sorted 32-bit word hashes in
+`ShingleSets`.
 
 Example:
     >>> words = ShingleSets.from_lists([[7], [9, 11]])
@@ -16,7 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from jobdedup.features.shingle_sets import ShingleSets, difference_rows, intersection_sizes, union_rows
+from jobdedup.features.shingle_sets import (
+    ShingleSets,
+    difference_rows,
+    intersection_sizes,
+    sorted_unique,
+    union_rows,
+)
 
 
 def named_in_other_text(
@@ -58,8 +65,8 @@ def words_other_ad_leaves_unnamed(
         >>> words_other_ad_leaves_unnamed(words, places, ShingleSets.from_lists([[], [3]]), *pair).tolist()
         [0.0]
     """
-    ads, codes = np.unique(np.concatenate([left, right]), return_inverse=True)
-    left, right = codes[: len(left)], codes[len(left) :]
+    ads = sorted_unique(np.concatenate([left, right]))
+    left, right = np.searchsorted(ads, left), np.searchsorted(ads, right)
     places = union_rows(own_places[0].subset(ads), own_places[1].subset(ads))
     own = difference_rows(words.subset(ads), places)
     named = union_rows(own, mentions.subset(ads))
