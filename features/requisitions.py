@@ -36,18 +36,21 @@ _TITLE_TAIL_RE = re.compile(
     r"([a-z]{0,4}[-_]?\d{5,})\s*[)\]]?\s*$",
     re.I,
 )
-# Workday job pages end in the requisition: ".../job/Petah-Tikva/Senior-Design-Engineer_2601044".
+# Workday job pages end in the requisition: ".../job/Petah-Tikva/Senior-Design-Engineer_2601044";
+# Apple's name it before the location code: "jobs.apple.com/en-il/details/200626595-0865/...".
 _WORKDAY_URL_RE = re.compile(r"myworkdayjobs\.com/.+_([a-z]{0,3}-?\d{5,}(?:-\d+)?)(?:[/?#]|$)", re.I)
+_APPLE_URL_RE = re.compile(r"jobs\.apple\.com/.*/details/(\d{6,})", re.I)
 # Words that introduce a number in text (as the tokeniser sees them: "Req ID: 12903" → req id 12903);
 # a caller with tokens searches only the texts where one is followed by a number-bearing word.
 LABEL_WORDS = (
     "req requisition job position vacancy vacature vacaturenr stellen referenz ref reference kennziffer jr r"
 ).split()
 # Markup between a label and its id ("**Req ID:** 5543", "<strong>Job ID: </strong>P77413") and
-# words glued by a scraper that dropped line breaks ("Job reference: 10298Job Description").
+# words glued by a scraper that dropped line breaks ("Job reference: 10298Job Description",
+# "£30,000 DOEReference Number: 10082").
 _TAG_RE = re.compile(r"<[^<>]{0,200}>")
 _EMPHASIS_RE = re.compile(r"\*+|_{2,}|\\")
-_GLUED_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
+_GLUED_RE = re.compile(r"(?<=[a-zA-Z0-9])(?=[A-Z][a-z])")
 _DATE_RE = re.compile(r"^\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}$|^(?:19|20)\d\d$")
 _RANGE_RE = re.compile(r"^\d{1,4}-\d{1,5}$")
 _SEPARATORS_RE = re.compile(r"[-_/.]")
@@ -93,7 +96,12 @@ def requisition_numbers(titles: pd.Series, texts: pd.Series, urls: pd.Series) ->
     searches = (  # (values, cheap test, patterns, markup removed first)
         (texts, r"\d{3}", (_LABELLED_RE, _SELF_NAMED_RE), True),
         (titles, r"\d{5}", (_TITLE_TAIL_RE, _SELF_NAMED_RE), False),
-        (urls, r"(?i)(?:jr|req|r)[-_]?\d{5}|myworkdayjobs\.com/.*_", (_SELF_NAMED_RE, _WORKDAY_URL_RE), False),
+        (
+            urls,
+            r"(?i)(?:jr|req|r)[-_]?\d{5}|myworkdayjobs\.com/.*_|jobs\.apple\.com/",
+            (_SELF_NAMED_RE, _WORKDAY_URL_RE, _APPLE_URL_RE),
+            False,
+        ),
     )
     for values, hint, patterns, clean in searches:
         candidates = _hinted(values.reset_index(drop=True), hint)

@@ -126,7 +126,7 @@ def test_requisition_numbers_behind_markup_and_glued_words():
         pd.Series([None, None, None, None, "Design Verification Senior Staff Engineer"]),
         pd.Series([
             "EEO guidelines. **ReqID:** J10152946 **Business Line:** B&P",  # markdown scrape (Adzuna)
-            "Salary: up to £30,000Job reference: 10298Job Description: Recruit UK",  # lines glued
+            "Salary: £26,000 - £30,000 DOEReference Number: 10082Recruit UK",  # lines glued
             "&lt;strong&gt;Job ID: &lt;/strong&gt;P77413&lt;/div&gt;",  # escaped HTML (Greenhouse)
             "Full-time position - 100% FTE, temporary",  # a share of a job is no id
             None,
@@ -134,7 +134,9 @@ def test_requisition_numbers_behind_markup_and_glued_words():
         pd.Series([None, None, None, None,
                    "https://marvell.wd1.myworkdayjobs.com/MarvellCareers/job/Petah-Tikva/Design-Verification_2600069"]),
     )  # fmt: skip
-    assert found.tolist() == [("j10152946",), ("10298",), ("p77413",), None, ("2600069",)]
+    assert found.tolist() == [("j10152946",), ("10082",), ("p77413",), None, ("2600069",)]
+    apple = "https://jobs.apple.com/en-il/details/200626595-0865/bt-mac-system-engineer?team=HRDWR"
+    assert requisition_numbers(pd.Series([None]), pd.Series([None]), pd.Series([apple])).tolist() == [("200626595",)]
 
 
 def test_ads_posted_far_apart_are_two_vacancies_unless_one_requisition():
