@@ -19,9 +19,9 @@ import numpy as np
 
 from jobdedup.features.shingle_sets import (
     ShingleSets,
+    ads_of_pairs,
     difference_rows,
     intersection_sizes,
-    sorted_unique,
     union_rows,
 )
 
@@ -65,8 +65,7 @@ def words_other_ad_leaves_unnamed(
         >>> words_other_ad_leaves_unnamed(words, places, ShingleSets.from_lists([[], [3]]), *pair).tolist()
         [0.0]
     """
-    ads = sorted_unique(np.concatenate([left, right]))
-    left, right = np.searchsorted(ads, left), np.searchsorted(ads, right)
+    ads, left, right = ads_of_pairs(left, right)
     places = union_rows(own_places[0].subset(ads), own_places[1].subset(ads))
     own = difference_rows(words.subset(ads), places)
     named = union_rows(own, mentions.subset(ads))

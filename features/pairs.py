@@ -21,7 +21,7 @@ from rapidfuzz.process import cpdist
 
 from jobdedup.features.employers import employer_conflict
 from jobdedup.features.mentions import named_in_other_text, words_other_ad_leaves_unnamed
-from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, sorted_unique, word_sets
+from jobdedup.features.shingle_sets import ShingleSets, ads_of_pairs, intersection_sizes, word_sets
 from jobdedup.features.titles import (
     specific_words_only_one_side,
     title_level_differs,
@@ -74,10 +74,11 @@ FEATURES: list[str] = [
 # natural pairs of a corpus left out of training, `place_equal` pushed true reposts of one listing
 # under several cities below the threshold (its trees learnt "same town" from synthetic reposts,
 # which always keep the town), and `same_source` pushed re-scrapes of one site below it (synthetic
-# reposts always change the site; in the natural labels most same-site pairs are templates): karriere.at
-# re-scrapes with 80 % of their text shared scored 0.44-0.68. Left out, pooled leave-one-corpus-out
-# F1 rose from 0.862 to 0.881 (fast harness: classifier per fold on cached features). `titles_name_other_places` and `title_words_unnamed` decide through
-# rules (`models.rules`), not the trees.
+# reposts always change the site; in the natural labels most same-site pairs are templates):
+# karriere.at re-scrapes with 80 % of their text shared scored 0.44-0.68. Left out, pooled leave-one-corpus-out
+# F1 rose from 0.862 to 0.881 (fast harness: classifier per fold on cached features).
+# `titles_name_other_places` and `title_words_unnamed` decide through rules (`models.rules`), not
+# the trees.
 NOT_LEARNT_FEATURES = {"place_equal", "titles_name_other_places", "title_words_unnamed", "same_source"}
 # The columns the classifier is trained on, in order.
 MODEL_FEATURES: list[str] = [name for name in FEATURES if name not in NOT_LEARNT_FEATURES]
@@ -212,12 +213,11 @@ def _fields_of_pairs(
     fields: pd.DataFrame, left: np.ndarray, right: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """The fields of only the ads these pairs name, and the pairs numbered in them: field features
-    then cost what the pairs need, not the batch (the grouping step scores a few pairs of a
-    million ads)."""
-    ads = sorted_unique(np.concatenate([left, right]))
+    then cost what the pairs need, not the batch (`shingle_sets.ads_of_pairs`)."""
+    ads, ads_left, ads_right = ads_of_pairs(left, right)
     if len(ads) == len(fields):
         return fields, left, right
-    return fields.iloc[ads].reset_index(drop=True), np.searchsorted(ads, left), np.searchsorted(ads, right)
+    return fields.iloc[ads].reset_index(drop=True), ads_left, ads_right
 
 
 def build_pair_features(
@@ -270,13 +270,13 @@ def _text_features(
         named_in_other_text(inputs.area_words, inputs.mentions, left, right),
     )
     out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
+    no_text_left, no_text_right = inputs.words[left] == 0, inputs.words[right] == 0
     # (Against an ad without text only its title could name the word: no evidence.)
     own_places = (inputs.place_words, inputs.area_words)
     unnamed = words_other_ad_leaves_unnamed(inputs.title_words, own_places, inputs.mentions, left, right)
-    unnamed[(inputs.words[left] == 0) | (inputs.words[right] == 0)] = np.nan
+    unnamed[no_text_left | no_text_right] = np.nan
     out["title_words_unnamed"] = unnamed
-    without_text = (inputs.words[left] == 0).astype(float) + (inputs.words[right] == 0)
-    out["sides_without_text"] = without_text.astype(float)
+    out["sides_without_text"] = no_text_left.astype(float) + no_text_right
     return out
 
 

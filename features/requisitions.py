@@ -2,8 +2,9 @@
 
 Employers number their openings ("Req ID: 12903", "Requisition ID: 423765", "Ref. No: 527649",
 "Vacaturenr. 15601", "Position ID: J0526-1062", "**ReqID:** J10152946", a title ending in
-"– R01536322", a Workday URL ending in "_R12345" or "_2601044"). The same number on two ads is
-strong evidence of one vacancy — also when the ads name different cities — and two different numbers of the same kind are strong evidence of two.
+"– R01536322", a Workday URL ending in "_R12345" or "_2601044", an Apple job page's id). The same
+number on two ads is strong evidence of one vacancy — also when the ads name different cities — and
+two different numbers of the same kind are strong evidence of two.
 Numbers are kept as lower-case strings without separators ("jr-017958" → "jr017958").
 
 Example:

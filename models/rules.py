@@ -97,7 +97,9 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
     listing = _values(features, "same_listing") == 1
     same = (requisition == 1) & (conflict != 1) & (_values(features, "title_level_differs") != 1)
     other_places = _values(features, "titles_name_other_places") == 1
-    unnamed_word = (_values(features, "title_specific_only_max") >= 1) & (_values(features, "title_words_unnamed") >= 1)
+    unnamed_word = (_values(features, "title_specific_only_max") >= 1) & (
+        _values(features, "title_words_unnamed") >= 1
+    )
     far_apart = _values(features, "date_gap_days") > FAR_APART_DAYS
     held = [listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, far_apart]
     names = (

@@ -34,7 +34,7 @@ import pandas as pd
 
 from jobdedup.features.normalize import LEGAL_FORM_WORDS, TITLE_WORDS_ADDED, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
-from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from jobdedup.features.shingle_sets import ShingleSets, sets_of_rows, sorted_member, sorted_unique
 from jobdedup.features.titles import PLACE_FILLER_WORDS, TITLE_FILLER_WORDS, TITLE_FORMAT_WORDS
 from jobdedup.pipeline.evidence_kernels import Names, label_then_number, name_sets
 from jobdedup.pipeline.sketch import tokenize
@@ -151,10 +151,7 @@ def _name_words(names: pd.Series, stop: np.ndarray) -> ShingleSets:
     hashes = tokens.word_hash.astype(np.uint32)
     doc = np.repeat(np.arange(len(distinct), dtype=np.uint64), tokens.words_per_doc)
     keep = ~sorted_member(hashes, stop)
-    row_and_hash = sorted_unique((doc[keep] << np.uint64(32)) | hashes[keep].astype(np.uint64))
-    indptr = np.zeros(len(distinct) + 1, dtype=np.int64)
-    np.cumsum(np.bincount((row_and_hash >> np.uint64(32)).astype(np.int64), minlength=len(distinct)), out=indptr[1:])
-    unique_sets = ShingleSets(indptr=indptr, values=(row_and_hash & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    unique_sets = sets_of_rows(doc[keep], hashes[keep], len(distinct))
     missing = codes < 0
     rows = np.where(missing, 0, codes)
     sets = unique_sets.subset(rows) if len(distinct) else ShingleSets.from_lists([[] for _ in codes])
