@@ -20,11 +20,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
 from jobdedup.features.employers import employer_conflict
-from jobdedup.features.mentions import (
-    both_texts_say_place_flexible,
-    named_in_other_text,
-    words_other_ad_leaves_unnamed,
-)
+from jobdedup.features.mentions import named_in_other_text, words_other_ad_leaves_unnamed
 from jobdedup.features.shingle_sets import ShingleSets, ads_of_pairs, intersection_sizes, word_sets
 from jobdedup.features.titles import (
     specific_words_only_one_side,
@@ -274,7 +270,6 @@ def _text_features(
         named_in_other_text(inputs.area_words, inputs.mentions, left, right),
     )
     out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
-    out["places_flexible"] = both_texts_say_place_flexible(inputs.mentions, left, right)
     no_text_left, no_text_right = inputs.words[left] == 0, inputs.words[right] == 0
     # (Against an ad without text only its title could name the word: no evidence.)
     own_places = (inputs.place_words, inputs.area_words)
@@ -306,10 +301,9 @@ def _field_features(
     out["occupation_token_set"] = _string_similarity(
         fields["occupation"], left, right, fuzz.token_set_ratio, threads
     )
-    # A listing city that the other ad's text names ("based in Bristol or London") is no conflict,
-    # nor are two listing towns of a job both texts call remote or a choice of offices.
+    # A listing city that the other ad's text names ("based in Bristol or London") is no conflict.
     conflict = _location_conflict(fields, left, right)
-    conflict[(conflict == 1) & ((text["place_named_in_text"] == 1) | text["places_flexible"])] = 0.0
+    conflict[(conflict == 1) & (text["place_named_in_text"] == 1)] = 0.0
     out["location_conflict"] = conflict
     out["place_equal"] = _equal(fields["city"], left, right)
     out["same_listing"] = _equal(fields["listing"], left, right)
