@@ -9,7 +9,13 @@ import pytest
 
 from jobdedup.pipeline.boilerplate import find_boilerplate_blocks
 from jobdedup.pipeline.index.pairs import cross_pairs
-from jobdedup.pipeline.index.quick_check import check_cross_pairs, check_reconcile, distinct_query
+from jobdedup.pipeline.index.quick_check import (
+    Hits,
+    check_cross_pairs,
+    check_reconcile,
+    distinct_query,
+    join_hits,
+)
 from jobdedup.pipeline.index.reconcile import reconcile
 
 
@@ -33,16 +39,41 @@ def _random_lookup(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame
     return query, hits
 
 
+def hit_arrays(hits: pd.DataFrame) -> Hits:
+    """The columns of `IndexStore.lookup`'s table as `Hits`."""
+    return Hits(*(hits[c].to_numpy() for c in Hits._fields))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_check_cross_pairs_are_add_cross_pairs(seed):
     rng = np.random.default_rng(seed)
     query, hits = _random_lookup(rng)
     cap = int(rng.integers(2, 8))
     expected = cross_pairs(query, hits, cap)[0]
-    found = check_cross_pairs(*(query[c].to_numpy() for c in ("key", "doc", "lsh")), hits, cap)
+    found = check_cross_pairs(*(query[c].to_numpy() for c in ("key", "doc", "lsh")), hit_arrays(hits), cap)
     pd.testing.assert_frame_equal(
         found.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False
     )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_join_hits_is_lookups_merge(seed):
+    """`join_hits` over `key_hits` gives `StoreReads.lookup`'s rows in its order (a pandas merge)."""
+    rng = np.random.default_rng(seed)
+    query, _ = _random_lookup(rng)
+    key, doc, lsh = (query[c].to_numpy() for c in ("key", "doc", "lsh"))
+    distinct = np.unique(key)
+    n_hits = int(rng.integers(0, 15))
+    hits = (
+        rng.integers(0, len(distinct), n_hits).astype(np.int64),
+        rng.integers(100, 130, n_hits).astype(np.int64),
+        rng.random(n_hits) < 0.2,
+    )
+    found = pd.DataFrame({"key": distinct[hits[0]], "ad": hits[1], "big": hits[2]})
+    expected = query.merge(found, on="key")[["key", "doc", "lsh", "ad", "big"]]
+    joined = join_hits(key, doc, lsh, hits)
+    for column, values in zip(joined._fields, joined):
+        assert values.tolist() == expected[column].tolist(), column
 
 
 def test_distinct_query_keeps_the_first_of_each_key_and_doc():

@@ -5,13 +5,14 @@ operation, whatever the number of rows. The functions here give exactly what the
 `pipeline.index` give (tests compare them on random inputs), for what a check needs
 and nothing it does not (a check writes nothing: no keys to store, no sightings to keep):
 
-- `check_index_pairs` (`distinct_query`, `check_cross_pairs`): the batch-vs-index pairs of
-  `pairs.cross_pairs` (bucket cap included), without the keys and big keys an add stores;
+- `check_index_pairs` (`distinct_query`, `join_hits`, `check_cross_pairs`): the batch-vs-index
+  pairs of `pairs.cross_pairs` (bucket cap included) from the store's `key_hits`, without the
+  keys and big keys an add stores;
 - `check_reconcile`: `reconcile.reconcile`'s group of each new ad, the merges and sizes.
 
 Example:
     >>> import pandas as pd
-    >>> hits = pd.DataFrame({"key": [5], "doc": [0], "lsh": [True], "ad": [9], "big": [False]})
+    >>> hits = Hits(*(np.array([v]) for v in (5, 0, True, 9, False)))
     >>> check_cross_pairs(np.array([5]), np.array([0]), np.array([True]), hits, 200)["ad"].tolist()
     [9]
 """
@@ -19,12 +20,23 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from jobdedup.features.shingle_sets import sorted_member, sorted_unique
 from jobdedup.pipeline.index.store import IndexStore
+
+
+class Hits(NamedTuple):
+    """Query rows joined with the index ads holding their key (`IndexStore.lookup`'s columns)."""
+
+    key: np.ndarray
+    doc: np.ndarray
+    lsh: np.ndarray
+    ad: np.ndarray
+    big: np.ndarray
 
 
 def distinct_query(key: np.ndarray, doc: np.ndarray, lsh: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -37,18 +49,35 @@ def distinct_query(key: np.ndarray, doc: np.ndarray, lsh: np.ndarray) -> tuple[n
     return key[kept], doc[kept], lsh[kept]
 
 
+def join_hits(
+    key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> Hits:
+    """`IndexStore.lookup` from `key_hits` (its `hits` for `sorted_unique(key)`): each query row
+    (`key`, `doc`, `lsh`) once per index ad holding its key."""
+    position, ad, big = hits
+    distinct = sorted_unique(key)
+    order = np.argsort(position, kind="stable")
+    count = np.bincount(position, minlength=len(distinct))
+    start = np.cumsum(count) - count
+    row_of = np.searchsorted(distinct, key)
+    per_row = count[row_of]
+    rows = np.repeat(np.arange(len(key)), per_row)
+    at = order[
+        np.repeat(start[row_of], per_row)
+        + np.arange(len(rows))
+        - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    ]
+    return Hits(key[rows], doc[rows], lsh[rows], ad[at], big[at])
+
+
 def check_cross_pairs(
-    key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: pd.DataFrame, cap: int
+    key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: Hits, cap: int
 ) -> pd.DataFrame:
     """`pairs.cross_pairs(query, hits, cap)[0]` for the distinct query rows (`key`, `doc`, `lsh`).
 
     Returns `doc`, `ad`, `via_lsh`, `via_fields`, sorted by (doc, ad).
     """
-    big = hits["big"].to_numpy(dtype=bool)
-    hit_key = hits["key"].to_numpy(dtype=np.int64)
-    hit_doc = hits["doc"].to_numpy(dtype=np.int64)
-    hit_ad = hits["ad"].to_numpy(dtype=np.int64)
-    hit_lsh = hits["lsh"].to_numpy(dtype=bool)
+    hit_key, hit_doc, hit_lsh, hit_ad, big = hits
     # Per key: distinct index ads (small hits) plus the batch's rows; over the cap -> a star.
     small_key, small_ad = hit_key[~big], hit_ad[~big]
     pair_order = np.lexsort((small_ad, small_key))
@@ -133,7 +162,8 @@ def check_reconcile(
     for gid in touched_gids:
         old_sizes[gid] = old_sizes.get(gid, 0) + 1
     absorbed = [(g, s) for g, s in survivor.items() if g != s]
-    names = group_names(np.asarray([x for pair in absorbed for x in pair], dtype=np.int64))
+    merged = np.asarray([x for pair in absorbed for x in pair], dtype=np.int64)
+    names = group_names(merged) if absorbed else pd.Series(dtype=object)
     merges = pd.DataFrame(
         {
             "gid": [g for g, _ in absorbed],
@@ -160,4 +190,5 @@ def check_index_pairs(
     doc = np.concatenate([lsh[0], fields[0]]).astype(np.int64)
     via_lsh = np.r_[np.ones(len(lsh[1]), bool), np.zeros(len(fields[1]), bool)]
     key, doc, via_lsh = distinct_query(key, doc, via_lsh)
-    return check_cross_pairs(key, doc, via_lsh, store.lookup(key, doc, via_lsh), cap)
+    hits = join_hits(key, doc, via_lsh, store.key_hits(sorted_unique(key)))
+    return check_cross_pairs(key, doc, via_lsh, hits, cap)
