@@ -46,7 +46,7 @@ from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.group import GroupReport
 from jobdedup.pipeline.index.blocks import block_sightings, learn_boilerplate
 from jobdedup.pipeline.index.grouping import group_batch
-from jobdedup.pipeline.index.inputs import concat_inputs, replace_rows
+from jobdedup.pipeline.index.inputs import concat_inputs, replace_rows, take_rows
 from jobdedup.pipeline.index.meta import check_model, check_model_read
 from jobdedup.pipeline.index.pairs import cross_pairs
 from jobdedup.pipeline.index.quick_check import check_index_pairs, check_reconcile
@@ -69,7 +69,7 @@ from jobdedup.pipeline.index.stored_rows import (
     similar_references,
 )
 from jobdedup.pipeline.io import validate_ads
-from jobdedup.pipeline.prepare import name_vocabulary, prepare_batch
+from jobdedup.pipeline.prepare import name_vocabulary, prepare_again, prepare_batch
 from jobdedup.pipeline.progress import Progress
 
 # Test hook: seconds to sleep inside the write transaction, after the writes and before COMMIT.
@@ -190,8 +190,14 @@ class Index:
                 batch, seen, self.store.block_sightings(seen["key"].to_numpy()), cfg
             )
             if len(affected):
-                again = prepare_batch(new_ads.iloc[affected], cfg, (boilerplate, learnt), names=names)
-                batch = dataclasses.replace(batch, inputs=replace_rows(batch.inputs, affected, again.inputs))
+                again = prepare_again(
+                    new_ads["description"].iloc[affected],
+                    take_rows(batch.inputs, affected),
+                    cfg,
+                    (boilerplate, learnt),
+                    names,
+                )
+                batch = dataclasses.replace(batch, inputs=replace_rows(batch.inputs, affected, again))
             lap("learn_boilerplate")
 
             # ---- candidates: within the batch, and against the index (one join)
