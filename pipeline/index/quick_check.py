@@ -39,13 +39,18 @@ class Hits(NamedTuple):
     big: np.ndarray
 
 
+def first_occurrences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Positions of the first row of each distinct (a, b), in order (what `drop_duplicates` keeps)."""
+    order = np.lexsort((np.arange(len(a)), b, a))
+    x, y = a[order], b[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (x[1:] != x[:-1]) | (y[1:] != y[:-1])
+    return np.sort(order[first])
+
+
 def distinct_query(key: np.ndarray, doc: np.ndarray, lsh: np.ndarray) -> tuple[np.ndarray, ...]:
     """The (key, doc, lsh) rows with each (key, doc) once, the first kept (`drop_duplicates`)."""
-    order = np.lexsort((np.arange(len(key)), doc, key))
-    k, d = key[order], doc[order]
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
-    kept = np.sort(order[first])
+    kept = first_occurrences(key, doc)
     return key[kept], doc[kept], lsh[kept]
 
 
