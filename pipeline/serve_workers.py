@@ -1,6 +1,6 @@
 """`jobdedup serve --workers N`: N service processes on one listening socket, so checks use every core.
 
-A check holds its process's GIL for most of its ~50-80 ms; in one process, concurrent checks queue
+A check holds its process's GIL for most of its ~30-70 ms; in one process, concurrent checks queue
 behind each other on one core. Here uvicorn's supervisor binds the socket and starts N worker
 processes (spawned, not forked), each a whole service (`pipeline.serve.Service`: its model, read
 connections, a key cache mapping the decoded key parts that all of them share through
