@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -167,9 +168,23 @@ def check_reconcile(
     for gid in touched_gids:
         old_sizes[gid] = old_sizes.get(gid, 0) + 1
     absorbed = [(g, s) for g, s in survivor.items() if g != s]
-    merged = np.asarray([x for pair in absorbed for x in pair], dtype=np.int64)
-    names = group_names(merged) if absorbed else pd.Series(dtype=object)
-    merges = pd.DataFrame(
+    if absorbed:
+        names = group_names(np.asarray([x for pair in absorbed for x in pair], dtype=np.int64))
+        merges = _merge_table(absorbed, names, old_sizes)
+    else:  # (most checks)
+        merges = _no_merges().copy()
+    total: dict[int, int] = {}
+    for gid in [survivor.get(g, g) for g in touched_gids] + new_gid.tolist():
+        total[gid] = total.get(gid, 0) + 1
+    group_size = np.asarray([total[g] for g in new_gid.tolist()], dtype=np.int64)
+    return new_gid, merges, group_size, existing
+
+
+def _merge_table(
+    absorbed: list[tuple[int, int]], names: pd.Series | dict[int, str], old_sizes: dict[int, int]
+) -> pd.DataFrame:
+    """`reconcile`'s merge table: per absorbed (gid, survivor), the names and the ads moved."""
+    return pd.DataFrame(
         {
             "gid": [g for g, _ in absorbed],
             "into_gid": [s for _, s in absorbed],
@@ -179,11 +194,12 @@ def check_reconcile(
         },
         columns=["gid", "into_gid", "name", "into_name", "ads_moved"],
     ).astype({"gid": np.int64, "into_gid": np.int64, "ads_moved": np.int64})
-    total: dict[int, int] = {}
-    for gid in [survivor.get(g, g) for g in touched_gids] + new_gid.tolist():
-        total[gid] = total.get(gid, 0) + 1
-    group_size = np.asarray([total[g] for g in new_gid.tolist()], dtype=np.int64)
-    return new_gid, merges, group_size, existing
+
+
+@cache
+def _no_merges() -> pd.DataFrame:
+    """The merge table of no merge, built once (its dtype conversions cost a check ~1 ms)."""
+    return _merge_table([], {}, {})
 
 
 def check_index_pairs(
