@@ -228,7 +228,8 @@ def run(args: argparse.Namespace) -> dict:
             worker.join()
         elapsed = time.perf_counter() - started
         done.set()
-        writer.join(timeout=600)
+        if args.add_batch:
+            writer.join(timeout=600)
         every = [s for part in latencies for s in part]
         results["concurrent_check"] = _percentiles(every) | {
             "clients": args.clients,

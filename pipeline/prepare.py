@@ -166,6 +166,50 @@ def _prepare_chunk(
         fields = fields_job.result().reset_index(drop=True)
     searched = ads["description"].where(may_name_requisition(tokens))
     fields["refs"] = requisition_numbers(ads["title"], searched, ads["url"]).to_numpy()
+    core = _core_text(tokens, fields, config, known_boilerplate, names, threads)
+    return _PreparedChunk(
+        fields=fields,
+        full=full,
+        core=core.core,
+        numbers=numbers,
+        signatures=core.signatures,
+        words=tokens.words_per_doc,
+        core_words=core.core_words,
+        employer_words=employer_words(ads["company"]),
+        place_words=place_words(ads["location"], fields["city"]),
+        area_words=area_words(ads["location"]),
+        title_words=title_words(fields["title"]),
+        mentions=core.mentions,
+        boilerplate=core.boilerplate,
+        status=_status(tokens.words_per_doc, fields),
+        core_blocks=_core_blocks(tokens, (*_block_sets(known_boilerplate), core.boilerplate))
+        if keep_blocks
+        else None,
+    )
+
+
+@dataclass(frozen=True)
+class _CoreText:
+    """What boilerplate decides for a slice of ads: their core text's sets and the slice's own boilerplate."""
+
+    core: ShingleSets
+    signatures: np.ndarray
+    core_words: np.ndarray
+    mentions: ShingleSets
+    boilerplate: np.ndarray
+
+
+def _core_text(
+    tokens: Tokens,
+    fields: pd.DataFrame,
+    config: Config,
+    known_boilerplate: BlockSets,
+    names: Names,
+    threads: int,
+) -> _CoreText:
+    """The core text of a slice of ads (`tokens`, normalised `fields`): boilerplate = known ∪
+    blocks the slice shows under enough titles or employers; its shingles, signatures, word counts
+    and the `names` it mentions."""
     title_codes = pd.factorize(fields["title_tokens"].fillna("\x00none"))[0]
     employer_codes = pd.factorize(fields["company"].fillna("\x00none"))[0]
     boilerplate_here = find_boilerplate_blocks(
@@ -176,26 +220,41 @@ def _prepare_chunk(
         employer_codes,
         config.boilerplate_min_employers,
     )
-    boilerplate = (*_block_sets(known_boilerplate), boilerplate_here)
-    keep = core_word_mask(tokens, *boilerplate)
+    keep = core_word_mask(tokens, *_block_sets(known_boilerplate), boilerplate_here)
     # Ads whose whole text is boilerplate are sketched on their full text, so re-scrapes still meet.
-    core = shingle_sets(tokens.word_hash, tokens.doc_ptr, k, keep=keep, fallback=True, threads=threads)
-    return _PreparedChunk(
-        fields=fields,
-        full=full,
+    core = shingle_sets(
+        tokens.word_hash, tokens.doc_ptr, config.shingle_size, keep=keep, fallback=True, threads=threads
+    )
+    return _CoreText(
         core=core,
-        numbers=numbers,
         signatures=minhash_signatures(core, config.num_perm, config.seed, threads),
-        words=tokens.words_per_doc,
         core_words=kept_per_doc(keep, tokens.doc_ptr),
-        employer_words=employer_words(ads["company"]),
-        place_words=place_words(ads["location"], fields["city"]),
-        area_words=area_words(ads["location"]),
-        title_words=title_words(fields["title"]),
         mentions=mention_sets(tokens, names, keep),
         boilerplate=boilerplate_here,
-        status=_status(tokens.words_per_doc, fields),
-        core_blocks=_core_blocks(tokens, boilerplate) if keep_blocks else None,
+    )
+
+
+def prepare_again(
+    descriptions: pd.Series, inputs: PairInputs, config: Config, known_boilerplate: BlockSets, names: Names
+) -> PairInputs:
+    """`prepare_batch(ads, config, known_boilerplate, names=names).inputs` for ads already prepared
+    (`inputs`, from `descriptions`) with less boilerplate: only what boilerplate decides is
+    computed again (core text, signatures, core word counts, mentions), slice by slice as
+    `prepare_batch` cuts them; fields, full text and names are kept (they do not depend on it).
+    """
+    texts = descriptions.reset_index(drop=True)
+    parts = []
+    for start in range(0, len(texts), config.chunk_size):
+        rows = np.arange(start, min(len(texts), start + config.chunk_size))
+        tokens = tokenize_buffer(*kernel_input(_texts_of(texts.iloc[rows])), config.jobs)
+        fields = inputs.fields.iloc[rows].reset_index(drop=True)
+        parts.append(_core_text(tokens, fields, config, known_boilerplate, names, config.jobs))
+    return dataclasses.replace(
+        inputs,
+        core=ShingleSets.concatenate([part.core for part in parts]),
+        signatures=np.concatenate([part.signatures for part in parts]),
+        core_words=np.concatenate([part.core_words for part in parts]),
+        mentions=ShingleSets.concatenate([part.mentions for part in parts]),
     )
 
 
@@ -277,7 +336,9 @@ def prepare_batch(
                 n_jobs=config.jobs, backend="loky", return_as="generator", pre_dispatch="n_jobs + 1"
             )
             tasks = (
-                delayed(_prepare_parked)(folder, park(part, folder), config, known_boilerplate, names, keep_blocks)
+                delayed(_prepare_parked)(
+                    folder, park(part, folder), config, known_boilerplate, names, keep_blocks
+                )
                 for part in slices
             )
             prepared = map(unpark, parallel(tasks))

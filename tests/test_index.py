@@ -327,3 +327,29 @@ def test_killed_add_leaves_before_or_after_state(tmp_path, default_model, test_a
     assert len(groups) == len(first) + len(second) + len(third)
     kept = groups.set_index("ad_id").loc[before["ad_id"], "group_id"]
     assert kept.notna().all()
+
+
+def test_single_ad_checks_are_single_ad_adds(tmp_path, default_model, test_ads):
+    """One ad at a time, as the service checks them: with no candidate, with candidates none of
+    them accepted, and with an accepted pair, `check` gives the pairs (probabilities included),
+    group and merges that `add` gives the same ad on a copy of the index."""
+    import shutil
+
+    batches = _batches(test_ads)
+    path = tmp_path / "single.jdx"
+    with Index.open(path) as index:
+        index.add(batches[0], default_model)
+    kinds = set()
+    for i in range(40):
+        one = batches[1].iloc[[i]]
+        with Index.open(path, read_only=True) as index:
+            checked = index.check(one, default_model)
+        shutil.copy(path, tmp_path / "copy.jdx")
+        with Index.open(tmp_path / "copy.jdx") as index:
+            added = index.add(one, default_model)
+        pd.testing.assert_frame_equal(checked.pairs.drop(columns="dup_type"), added.pairs)
+        pd.testing.assert_frame_equal(checked.groups, added.groups)
+        pd.testing.assert_frame_equal(checked.merges, added.merges)
+        accepted = (added.pairs["probability"] >= default_model.threshold_).any()
+        kinds.add("no pair" if not len(added.pairs) else "accepted" if accepted else "none accepted")
+    assert kinds == {"no pair", "none accepted", "accepted"}

@@ -692,3 +692,34 @@ def test_blank_is_the_same_for_few_and_many_values():
     assert len(values) > _FEW_ROWS
     few = np.concatenate([_blank(values.iloc[i : i + _FEW_ROWS]) for i in range(0, len(values), _FEW_ROWS)])
     np.testing.assert_array_equal(few, _blank(values))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_few_ads_validate_as_the_general_path_does(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few ads (a service's check) are validated in Python: the same table, attrs and errors as
+    the pandas path gives them."""
+    from jobdedup.pipeline.io import validate as module
+
+    rng = np.random.default_rng(seed)
+    pool = ["a", "b", " ", "", None, np.nan, pd.NA, "x y", "7", "long text " * 3, 7, 7.5]
+    n = int(rng.integers(1, 6))
+    ids = rng.choice(["1", "2", "3", "4", " ", "5", "6", "7", "8"], n, replace=bool(rng.random() < 0.2))
+    frame = pd.DataFrame({"ad_id": ids.tolist()}, dtype=object if rng.random() < 0.5 else "string")
+    for column in ("description", "title", "company", "location", "extra"):
+        if rng.random() < 0.8:
+            values = [pool[i] for i in rng.integers(0, len(pool) - (0 if rng.random() < 0.1 else 2), n)]
+            frame[column] = pd.Series(values, dtype=object)
+    outcomes = []
+    for few in (module._FEW_ROWS, 0):
+        monkeypatch.setattr(module, "_FEW_ROWS", few)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InputWarning)
+                found = module.validate_ads(frame, max_description_chars=12)
+            outcomes.append((found, found.attrs))
+        except (InputError, ValueError) as error:
+            outcomes.append((None, str(error)))
+    (fast, fast_info), (general, general_info) = outcomes
+    assert fast_info == general_info
+    if general is not None:
+        pd.testing.assert_frame_equal(fast, general)

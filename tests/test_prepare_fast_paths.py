@@ -28,7 +28,7 @@ from jobdedup.pipeline.evidence import (
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.evidence_kernels import WordTable
-from jobdedup.pipeline.prepare import name_vocabulary, prepare_batch
+from jobdedup.pipeline.prepare import name_vocabulary, prepare_again, prepare_batch
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 from tests.conftest import DATA
@@ -124,6 +124,28 @@ def test_prepared_batches_with_known_sets_in_parts_are_those_with_their_unions(b
     assert np.array_equal(whole.batch_boilerplate, parts.batch_boilerplate)
     assert len(whole.inputs.mentions.values) > 100
     assert not np.array_equal(whole.inputs.core_words, tokens.words_per_doc)  # some known blocks cut
+
+
+@pytest.mark.parametrize("chunk_size", [1_000, 150])
+def test_prepared_again_is_prepared_anew(bundled_ads: pd.DataFrame, chunk_size: int):
+    """Ads prepared again with more boilerplate (an index batch's blocks learnt from the stored
+    sightings) are those `prepare_batch` gives them, slice by slice, from their first inputs."""
+    ads = pd.concat([bundled_ads.iloc[:400], _ODD_ADS], ignore_index=True)
+    config = Config(jobs=1, show_progress=False, chunk_size=chunk_size)
+    names = name_vocabulary(ads)
+    first = prepare_batch(ads, config, np.zeros(0, np.uint64), names=names, keep_blocks=True)
+    blocks = sorted_unique(first.core_blocks["block"].to_numpy())
+    known = (first.batch_boilerplate, blocks[::3])
+    again = prepare_again(ads["description"], first.inputs, config, known, names)
+    anew = prepare_batch(ads, config, known, names=names).inputs
+    for name in ("full", "core", "numbers", "employer_words", "place_words", "area_words", "title_words", "mentions"):
+        a, b = getattr(again, name), getattr(anew, name)
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
+    assert np.array_equal(again.signatures, anew.signatures)
+    assert np.array_equal(again.core_words, anew.core_words)
+    assert np.array_equal(again.words, anew.words)
+    pd.testing.assert_frame_equal(again.fields, anew.fields)
+    assert not np.array_equal(again.core_words, first.inputs.core_words)  # the new blocks cut some
 
 
 def _reference_kernel_texts(texts: list[str]) -> list[bytes]:

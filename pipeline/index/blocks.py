@@ -33,6 +33,7 @@ from xxhash import xxh3_64_intdigest
 from jobdedup.features.shingle_sets import sorted_member, sorted_unique
 from jobdedup.pipeline.boilerplate import find_boilerplate_blocks, merge_block_sets
 from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.index.quick_check import first_occurrences
 from jobdedup.pipeline.prepare import PreparedBatch
 
 SIGHTING_KEY_BITS = 48
@@ -88,34 +89,40 @@ def learn_boilerplate(
         new: the sightings (`key`, `value`) to store: those of blocks still in core texts that show
             the block with a title or an employer the index has not seen it with.
     """
-    both = pd.concat([stored[["key", "value"]], seen[["key", "value"]]], ignore_index=True).drop_duplicates()
-    value = both["value"].to_numpy(dtype=np.int64)
+    stored_key, stored_value = (stored[c].to_numpy(dtype=np.int64) for c in ("key", "value"))
+    seen_key, seen_value = (seen[c].to_numpy(dtype=np.int64) for c in ("key", "value"))
+    value = np.concatenate([stored_value, seen_value])
+    # (numpy, not DataFrames: a single-ad check would pay pandas' fixed cost per call; repeated
+    # sightings do not change the distinct titles and employers counted)
     reached = find_boilerplate_blocks(
-        both["key"].to_numpy().astype(np.uint64),
-        np.arange(len(both)),
+        np.concatenate([stored_key, seen_key]).astype(np.uint64),
+        np.arange(len(value)),
         value >> 16,
         config.boilerplate_min_titles,
         value & 0xFFFF,
         config.boilerplate_min_employers,
     ).astype(np.int64)
-    keys = seen["key"].to_numpy()
-    now_boilerplate = sorted_member(keys, reached)
-    learnt = merge_block_sets(batch.batch_boilerplate, seen["block"].to_numpy()[now_boilerplate])
+    now_boilerplate = sorted_member(seen_key, reached)
+    seen_block = seen["block"].to_numpy()
+    learnt = merge_block_sets(batch.batch_boilerplate, seen_block[now_boilerplate])
     # (a block of another slice's boilerplate left in this slice's core texts: large batches only)
-    now_boilerplate |= sorted_member(seen["block"].to_numpy(), learnt)
+    now_boilerplate |= sorted_member(seen_block, learnt)
     affected = sorted_unique(seen["doc"].to_numpy()[now_boilerplate])
     # A sighting is worth storing when it shows its block with a title or an employer the index
     # has not seen it with (keys have 48 bits, so key and 16-bit hash make one int64).
-    new = seen.loc[~now_boilerplate, ["key", "value"]].drop_duplicates()
-    if len(stored) and len(new):
-        key, value = (new[c].to_numpy().astype(np.uint64) for c in ("key", "value"))
-        old_key, old_value = (stored[c].to_numpy().astype(np.uint64) for c in ("key", "value"))
+    key, value = seen_key[~now_boilerplate], seen_value[~now_boilerplate]
+    first = first_occurrences(key, value)
+    key, value = key[first], value[first]
+    if len(stored) and len(key):
         sixteen, low = np.uint64(16), np.uint64(0xFFFF)
+        key_u, value_u = key.astype(np.uint64), value.astype(np.uint64)
+        old_key, old_value = stored_key.astype(np.uint64), stored_value.astype(np.uint64)
         title_known = sorted_member(
-            (key << sixteen) | (value >> sixteen), sorted_unique((old_key << sixteen) | (old_value >> sixteen))
+            (key_u << sixteen) | (value_u >> sixteen),
+            sorted_unique((old_key << sixteen) | (old_value >> sixteen)),
         )
         employer_known = sorted_member(
-            (key << sixteen) | (value & low), sorted_unique((old_key << sixteen) | (old_value & low))
+            (key_u << sixteen) | (value_u & low), sorted_unique((old_key << sixteen) | (old_value & low))
         )
-        new = new[~(title_known & employer_known)]
-    return learnt, affected, new.reset_index(drop=True)
+        key, value = key[~(title_known & employer_known)], value[~(title_known & employer_known)]
+    return learnt, affected, pd.DataFrame({"key": key, "value": value})

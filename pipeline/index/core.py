@@ -42,13 +42,13 @@ from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.candidates import generate_candidates
-from jobdedup.pipeline.employer_guard import split_mixed_employers
 from jobdedup.pipeline.evidence_kernels import WordTable
-from jobdedup.pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline.group import GroupReport
 from jobdedup.pipeline.index.blocks import block_sightings, learn_boilerplate
-from jobdedup.pipeline.index.inputs import concat_inputs, replace_rows
+from jobdedup.pipeline.index.grouping import group_batch
+from jobdedup.pipeline.index.inputs import concat_inputs, replace_rows, take_rows
 from jobdedup.pipeline.index.meta import check_model, check_model_read
-from jobdedup.pipeline.index.pairs import cross_pairs, inner_pairs
+from jobdedup.pipeline.index.pairs import cross_pairs
 from jobdedup.pipeline.index.quick_check import check_index_pairs, check_reconcile
 from jobdedup.pipeline.index.reconcile import final_gids, new_group_names, reconcile
 from jobdedup.pipeline.index.results import (
@@ -61,9 +61,15 @@ from jobdedup.pipeline.index.results import (
 )
 from jobdedup.pipeline.index.rows import field_keys, lsh_keys
 from jobdedup.pipeline.index.store import IndexStore, open_store
-from jobdedup.pipeline.index.stored_rows import read_rows, root_references, row_packer, similar_references
+from jobdedup.pipeline.index.stored_rows import (
+    read_groups,
+    read_rows,
+    root_references,
+    row_packer,
+    similar_references,
+)
 from jobdedup.pipeline.io import validate_ads
-from jobdedup.pipeline.prepare import name_vocabulary, prepare_batch
+from jobdedup.pipeline.prepare import name_vocabulary, prepare_again, prepare_batch
 from jobdedup.pipeline.progress import Progress
 
 # Test hook: seconds to sleep inside the write transaction, after the writes and before COMMIT.
@@ -129,19 +135,19 @@ class Index:
 
     def _match(self, ads: pd.DataFrame, model: Any, write: bool) -> AddResult:
         """`add` (write=True) or `check` (write=False): the same matching, writes only for `add`."""
-        from jobdedup.pipeline.engine import MIN_LINK_THRESHOLD, employer_links
-
         cfg = model.config
-        ads = validate_ads(ads, source="ads", max_description_chars=cfg.max_description_chars)
         progress = Progress(cfg.show_progress)
-        timings: dict[str, float] = {}
+        timings: dict[str, float] = {}  # seconds per step (0.1 ms: a single-ad check's steps take a few)
         clock = time.perf_counter()
 
         def lap(name: str) -> None:
             nonlocal clock
             now = time.perf_counter()
-            timings[name] = round(now - clock, 3)
+            timings[name] = round(now - clock, 4)
             clock = now
+
+        ads = validate_ads(ads, source="ads", max_description_chars=cfg.max_description_chars)
+        lap("validate")
 
         with self.store.write(self.timeout) if write else self.store.read():
             meta = check_model(self.store, cfg) if write else check_model_read(self.store, cfg)
@@ -186,8 +192,14 @@ class Index:
                 batch, seen, self.store.block_sightings(seen["key"].to_numpy()), cfg
             )
             if len(affected):
-                again = prepare_batch(new_ads.iloc[affected], cfg, (boilerplate, learnt), names=names)
-                batch = dataclasses.replace(batch, inputs=replace_rows(batch.inputs, affected, again.inputs))
+                again = prepare_again(
+                    new_ads["description"].iloc[affected],
+                    take_rows(batch.inputs, affected),
+                    cfg,
+                    (boilerplate, learnt),
+                    names,
+                )
+                batch = dataclasses.replace(batch, inputs=replace_rows(batch.inputs, affected, again))
             lap("learn_boilerplate")
 
             # ---- candidates: within the batch, and against the index (one join)
@@ -213,14 +225,7 @@ class Index:
             lap("lookup")
 
             # ---- read back the candidate index ads and the rest of their groups; prepare them
-            candidate_ids = sorted_unique(cross["ad"].to_numpy())
-            members = self.store.group_members(
-                self.store.gids(candidate_ids)["gid"].to_numpy() if len(candidate_ids) else np.zeros(0)
-            )
-            old_ids = sorted_unique(np.concatenate([candidate_ids, members["id"].to_numpy()]))
-            packer = row_packer(self.store)
-            old, old_ads, old_raw = read_rows(self.store, packer, old_ids)
-            old_ads.insert(0, "ad_id", old["ad_id"].to_numpy())
+            old, old_ads, old_raw = read_groups(self.store, sorted_unique(cross["ad"].to_numpy()))
             lap("read_back")
             if len(old_ads):
                 old_batch = prepare_batch(old_ads, cfg, (boilerplate, learnt), names=names)
@@ -239,55 +244,23 @@ class Index:
             via_lsh = np.concatenate([within["via_lsh"].to_numpy(), cross["via_lsh"].to_numpy()])
             via_fields = np.concatenate([within["via_fields"].to_numpy(), cross["via_fields"].to_numpy()])
 
-            def score(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-                if len(a) == 0:
-                    return np.zeros(0)
-                return model.predict_proba(build_pair_features(inputs, a, b))[:, 1]
-
             with progress.stage("score", total=len(left), unit="pairs"):
-                features = build_pair_features(inputs, left, right)
-                probability = model.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
+                # (Most single-ad checks have no candidate pair: no features to build, no model call.)
+                features = build_pair_features(inputs, left, right) if len(left) else None
+                probability = model.predict_proba(features)[:, 1] if features is not None else np.zeros(0)
             accepted = probability >= model.threshold_
             lap("score")
 
             # ---- group: new ads + whole old groups they touch, anti-chaining guard included
             touched = sorted_unique(old_gid[right[accepted & (right >= n)] - n])
             in_touched = np.isin(old_gid, touched)
-            inner_left, inner_right = inner_pairs(old_gid, in_touched)
-            inner_left, inner_right = inner_left + n, inner_right + n
-            inner_features = build_pair_features(inputs, inner_left, inner_right) if len(inner_left) else None
-            inner_probability = (
-                model.predict_proba(inner_features)[:, 1] if inner_features is not None else np.zeros(0)
-            )
-            edges = pd.DataFrame(
-                {
-                    "i": np.concatenate([left[accepted], inner_left]),
-                    "j": np.concatenate([right[accepted], inner_right]),
-                    "probability": np.concatenate([probability[accepted], inner_probability]),
-                }
-            )
             report = GroupReport()
-            labels = group_ads(
-                len(inputs.words),
-                edges,
-                score,
-                max(model.threshold_, MIN_LINK_THRESHOLD),
-                cfg.max_group_size_exact,
-                report,
-            )
-            # The employer guard sees what it sees in `dedup`: the accepted pairs (an old group's
-            # inner pairs only where accepted) and the evidence links among them, old ones included.
-            inner_accepted = inner_probability >= model.threshold_
-            guard_edges = pd.concat(
-                [edges.iloc[: int(accepted.sum())], edges.iloc[int(accepted.sum()) :][inner_accepted]],
-                ignore_index=True,
-            )
-            guard_features = features[accepted]
-            if inner_features is not None:
-                guard_features = pd.concat([guard_features, inner_features[inner_accepted]], ignore_index=True)
-            labels, report.employer_splits = split_mixed_employers(
-                labels, inputs.fields["company"], guard_edges, employer_links(guard_edges, guard_features)
-            )
+            if accepted.any():
+                labels, inner_scored = group_batch(
+                    model, inputs, (left, right, probability, features), accepted, old_gid, in_touched, report
+                )
+            else:  # no edge: every ad is a group of its own (what grouping and the guard give then)
+                labels, inner_scored = np.arange(len(inputs.words), dtype=np.int64), 0
             lap("group")
 
             # ---- reconcile with the stable old group ids
@@ -306,13 +279,15 @@ class Index:
 
             if not write:
                 lap("reconcile")
-                return would_add(
+                result = would_add(
                     self.store,
                     batch.status.to_numpy(), new_id, new_ad_ids, new_gid, merges, group_size, existing,
                     old, old_gid, left, right, probability, accepted, features, via_lsh, via_fields,
                     known, skipped, ad_ids,
                     {"within_pairs": len(within), "index_pairs": len(cross), "timings": timings},
                 )  # fmt: skip
+                lap("outputs")
+                return result
 
             # ---- write (still inside the one transaction)
             final_gid_of_old = final_gids(old_gid, merges)
@@ -431,7 +406,7 @@ class Index:
                 "duplicate_pairs": int(pairs["is_duplicate"].sum()),
                 "joined_existing_groups": int(existing.sum()),
                 "merges": len(merges),
-                "extra_pairs_scored": int(report.extra_pairs_scored + len(inner_left)),
+                "extra_pairs_scored": int(report.extra_pairs_scored + inner_scored),
                 "timings": timings,
                 "model": getattr(model, "training_", {}).get("fingerprint", "unknown"),
                 "added": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -1,7 +1,7 @@
 """Row operations on a batch's `PairInputs`: new and old ads side by side, some rows prepared again.
 
 Example:
-    >>> # inputs = concat_inputs(batch.inputs, old_batch.inputs)
+    >>> # inputs = concat_inputs(batch.inputs, old_batch.inputs); first = take_rows(inputs, np.array([0]))
 """
 
 from __future__ import annotations
@@ -30,18 +30,22 @@ def concat_inputs(first: PairInputs, second: PairInputs) -> PairInputs:
     return PairInputs(**joined)
 
 
+def take_rows(inputs: PairInputs, rows: np.ndarray) -> PairInputs:
+    """The rows `rows` of `inputs`, in that order."""
+    taken: dict[str, Any] = {}
+    for part in dataclasses.fields(PairInputs):
+        value = getattr(inputs, part.name)
+        if isinstance(value, pd.DataFrame):
+            taken[part.name] = value.iloc[rows].reset_index(drop=True)
+        elif isinstance(value, ShingleSets):
+            taken[part.name] = value.subset(rows)
+        else:
+            taken[part.name] = value[rows]
+    return PairInputs(**taken)
+
+
 def replace_rows(inputs: PairInputs, rows: np.ndarray, replacement: PairInputs) -> PairInputs:
     """`inputs` with its rows `rows` (sorted) replaced by the rows of `replacement`, in order."""
     order = np.arange(len(inputs.words))
     order[rows] = len(order) + np.arange(len(rows))
-    joined = concat_inputs(inputs, replacement)
-    taken: dict[str, Any] = {}
-    for part in dataclasses.fields(PairInputs):
-        value = getattr(joined, part.name)
-        if isinstance(value, pd.DataFrame):
-            taken[part.name] = value.iloc[order].reset_index(drop=True)
-        elif isinstance(value, ShingleSets):
-            taken[part.name] = value.subset(order)
-        else:
-            taken[part.name] = value[order]
-    return PairInputs(**taken)
+    return take_rows(concat_inputs(inputs, replacement), order)

@@ -5,13 +5,14 @@ operation, whatever the number of rows. The functions here give exactly what the
 `pipeline.index` give (tests compare them on random inputs), for what a check needs
 and nothing it does not (a check writes nothing: no keys to store, no sightings to keep):
 
-- `check_index_pairs` (`distinct_query`, `check_cross_pairs`): the batch-vs-index pairs of
-  `pairs.cross_pairs` (bucket cap included), without the keys and big keys an add stores;
+- `check_index_pairs` (`distinct_query`, `join_hits`, `check_cross_pairs`): the batch-vs-index
+  pairs of `pairs.cross_pairs` (bucket cap included) from the store's `key_hits`, without the
+  keys and big keys an add stores;
 - `check_reconcile`: `reconcile.reconcile`'s group of each new ad, the merges and sizes.
 
 Example:
     >>> import pandas as pd
-    >>> hits = pd.DataFrame({"key": [5], "doc": [0], "lsh": [True], "ad": [9], "big": [False]})
+    >>> hits = Hits(*(np.array([v]) for v in (5, 0, True, 9, False)))
     >>> check_cross_pairs(np.array([5]), np.array([0]), np.array([True]), hits, 200)["ad"].tolist()
     [9]
 """
@@ -19,6 +20,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -27,28 +30,60 @@ from jobdedup.features.shingle_sets import sorted_member, sorted_unique
 from jobdedup.pipeline.index.store import IndexStore
 
 
+class Hits(NamedTuple):
+    """Query rows joined with the index ads holding their key (`IndexStore.lookup`'s columns)."""
+
+    key: np.ndarray
+    doc: np.ndarray
+    lsh: np.ndarray
+    ad: np.ndarray
+    big: np.ndarray
+
+
+def first_occurrences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Positions of the first row of each distinct (a, b), in order (what `drop_duplicates` keeps)."""
+    order = np.lexsort((np.arange(len(a)), b, a))
+    x, y = a[order], b[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (x[1:] != x[:-1]) | (y[1:] != y[:-1])
+    return np.sort(order[first])
+
+
 def distinct_query(key: np.ndarray, doc: np.ndarray, lsh: np.ndarray) -> tuple[np.ndarray, ...]:
     """The (key, doc, lsh) rows with each (key, doc) once, the first kept (`drop_duplicates`)."""
-    order = np.lexsort((np.arange(len(key)), doc, key))
-    k, d = key[order], doc[order]
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
-    kept = np.sort(order[first])
+    kept = first_occurrences(key, doc)
     return key[kept], doc[kept], lsh[kept]
 
 
+def join_hits(
+    key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> Hits:
+    """`IndexStore.lookup` from `key_hits` (its `hits` for `sorted_unique(key)`): each query row
+    (`key`, `doc`, `lsh`) once per index ad holding its key."""
+    position, ad, big = hits
+    distinct = sorted_unique(key)
+    order = np.argsort(position, kind="stable")
+    count = np.bincount(position, minlength=len(distinct))
+    start = np.cumsum(count) - count
+    row_of = np.searchsorted(distinct, key)
+    per_row = count[row_of]
+    rows = np.repeat(np.arange(len(key)), per_row)
+    at = order[
+        np.repeat(start[row_of], per_row)
+        + np.arange(len(rows))
+        - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    ]
+    return Hits(key[rows], doc[rows], lsh[rows], ad[at], big[at])
+
+
 def check_cross_pairs(
-    key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: pd.DataFrame, cap: int
+    key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: Hits, cap: int
 ) -> pd.DataFrame:
     """`pairs.cross_pairs(query, hits, cap)[0]` for the distinct query rows (`key`, `doc`, `lsh`).
 
     Returns `doc`, `ad`, `via_lsh`, `via_fields`, sorted by (doc, ad).
     """
-    big = hits["big"].to_numpy(dtype=bool)
-    hit_key = hits["key"].to_numpy(dtype=np.int64)
-    hit_doc = hits["doc"].to_numpy(dtype=np.int64)
-    hit_ad = hits["ad"].to_numpy(dtype=np.int64)
-    hit_lsh = hits["lsh"].to_numpy(dtype=bool)
+    hit_key, hit_doc, hit_lsh, hit_ad, big = hits
     # Per key: distinct index ads (small hits) plus the batch's rows; over the cap -> a star.
     small_key, small_ad = hit_key[~big], hit_ad[~big]
     pair_order = np.lexsort((small_ad, small_key))
@@ -133,8 +168,23 @@ def check_reconcile(
     for gid in touched_gids:
         old_sizes[gid] = old_sizes.get(gid, 0) + 1
     absorbed = [(g, s) for g, s in survivor.items() if g != s]
-    names = group_names(np.asarray([x for pair in absorbed for x in pair], dtype=np.int64))
-    merges = pd.DataFrame(
+    if absorbed:
+        names = group_names(np.asarray([x for pair in absorbed for x in pair], dtype=np.int64))
+        merges = _merge_table(absorbed, names, old_sizes)
+    else:  # (most checks)
+        merges = _no_merges().copy()
+    total: dict[int, int] = {}
+    for gid in [survivor.get(g, g) for g in touched_gids] + new_gid.tolist():
+        total[gid] = total.get(gid, 0) + 1
+    group_size = np.asarray([total[g] for g in new_gid.tolist()], dtype=np.int64)
+    return new_gid, merges, group_size, existing
+
+
+def _merge_table(
+    absorbed: list[tuple[int, int]], names: pd.Series | dict[int, str], old_sizes: dict[int, int]
+) -> pd.DataFrame:
+    """`reconcile`'s merge table: per absorbed (gid, survivor), the names and the ads moved."""
+    return pd.DataFrame(
         {
             "gid": [g for g, _ in absorbed],
             "into_gid": [s for _, s in absorbed],
@@ -144,11 +194,12 @@ def check_reconcile(
         },
         columns=["gid", "into_gid", "name", "into_name", "ads_moved"],
     ).astype({"gid": np.int64, "into_gid": np.int64, "ads_moved": np.int64})
-    total: dict[int, int] = {}
-    for gid in [survivor.get(g, g) for g in touched_gids] + new_gid.tolist():
-        total[gid] = total.get(gid, 0) + 1
-    group_size = np.asarray([total[g] for g in new_gid.tolist()], dtype=np.int64)
-    return new_gid, merges, group_size, existing
+
+
+@cache
+def _no_merges() -> pd.DataFrame:
+    """The merge table of no merge, built once (its dtype conversions cost a check ~1 ms)."""
+    return _merge_table([], {}, {})
 
 
 def check_index_pairs(
@@ -160,4 +211,5 @@ def check_index_pairs(
     doc = np.concatenate([lsh[0], fields[0]]).astype(np.int64)
     via_lsh = np.r_[np.ones(len(lsh[1]), bool), np.zeros(len(fields[1]), bool)]
     key, doc, via_lsh = distinct_query(key, doc, via_lsh)
-    return check_cross_pairs(key, doc, via_lsh, store.lookup(key, doc, via_lsh), cap)
+    hits = join_hits(key, doc, via_lsh, store.key_hits(sorted_unique(key)))
+    return check_cross_pairs(key, doc, via_lsh, hits, cap)

@@ -84,7 +84,7 @@ def would_add(
     right: np.ndarray,
     probability: np.ndarray,
     accepted: np.ndarray,
-    features: pd.DataFrame,
+    features: pd.DataFrame | None,
     via_lsh: np.ndarray,
     via_fields: np.ndarray,
     known: pd.DataFrame,
@@ -98,7 +98,9 @@ def would_add(
     n = len(new_id)
     final_gid_of_old = final_gids(old_gid, merges)
     founders = sorted_unique(new_gid[np.isin(new_gid, new_id)])
-    old_gids = sorted_unique(np.concatenate([new_gid[~np.isin(new_gid, new_id)], merges["into_gid"].to_numpy()]))
+    old_gids = sorted_unique(
+        np.concatenate([new_gid[~np.isin(new_gid, new_id)], merges["into_gid"].to_numpy()])
+    )
     gid_names = pd.concat(
         [
             store.group_names(old_gids) if len(old_gids) else pd.Series(dtype=object),
@@ -109,7 +111,8 @@ def would_add(
     all_ad_ids = np.concatenate([new_ad_ids, old["ad_id"].astype(str).to_numpy()])
     is_duplicate = accepted & (final_gid[left] == final_gid[right])
     dup_type = np.full(len(left), None, dtype=object)
-    dup_type[is_duplicate] = assign_dup_types(features[is_duplicate].reset_index(drop=True))
+    if features is not None and is_duplicate.any():
+        dup_type[is_duplicate] = assign_dup_types(features[is_duplicate].reset_index(drop=True))
     pairs = pd.DataFrame(
         {
             "ad_id_a": all_ad_ids[left],

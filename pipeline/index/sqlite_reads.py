@@ -88,18 +88,29 @@ class StoreReads(KeyRuns):
         Returns `key`, `doc`, `lsh`, `ad`, `big` (True: `ad` is the hub of a capped bucket).
         """
         query = pd.DataFrame({"key": np.asarray(keys, dtype=np.int64), "doc": docs, "lsh": lsh})
-        distinct = sorted_unique(query["key"].to_numpy()).astype(np.uint64)
-        big = pd.DataFrame(
-            self.db.execute("SELECT key, hub FROM big_keys ORDER BY key").fetchall(), columns=["key", "ad"]
-        ).astype(np.int64)
-        is_big = sorted_member(distinct.view(np.int64), big["key"].to_numpy())
-        small_keys = distinct[~is_big]
-        position, ads = self._runs_lookup(SPACE_KEYS, small_keys)
-        small = pd.DataFrame({"key": small_keys[position].view(np.int64), "ad": ads, "big": False})
-        big = big.assign(big=True)
-        found = pd.concat([small, big[sorted_member(big["key"].to_numpy(), distinct[is_big].view(np.int64))]])
+        distinct = sorted_unique(query["key"].to_numpy())
+        position, ads, big = self.key_hits(distinct)
+        found = pd.DataFrame({"key": distinct[position], "ad": ads, "big": big})
         frame = query.merge(found, on="key")[["key", "doc", "lsh", "ad", "big"]]
         return frame.astype({"key": np.int64, "doc": np.int64, "lsh": bool, "ad": np.int64, "big": bool})
+
+    def key_hits(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The index ads holding each of the sorted distinct int64 `keys`: (position in `keys`, ad,
+        big), small buckets' ads first, then the hubs of capped buckets (`big` True)."""
+        distinct = np.asarray(keys, dtype=np.int64)
+        big = np.asarray(
+            self.db.execute("SELECT key, hub FROM big_keys ORDER BY key").fetchall(), dtype=np.int64
+        )
+        big = big.reshape(-1, 2)
+        is_big = sorted_member(distinct, big[:, 0])
+        small_at = np.flatnonzero(~is_big)
+        position, ads = self._runs_lookup(SPACE_KEYS, distinct[small_at].astype(np.uint64))
+        hubs = big[sorted_member(big[:, 0], distinct[is_big])]
+        return (
+            np.concatenate([small_at[position], np.searchsorted(distinct, hubs[:, 0])]),
+            np.concatenate([ads, hubs[:, 1]]).astype(np.int64),
+            np.r_[np.zeros(len(ads), bool), np.ones(len(hubs), bool)],
+        )
 
     def gids(self, ids: np.ndarray) -> pd.DataFrame:
         self._id_table("want_gids_of", "id", ids)
@@ -149,7 +160,9 @@ class StoreReads(KeyRuns):
         self._temp("want_taken", "name TEXT PRIMARY KEY", ((n,) for n in names))
         taken = {
             r[0]
-            for r in self.db.execute("SELECT g.name FROM temp.want_taken w CROSS JOIN groups g ON g.name = w.name")
+            for r in self.db.execute(
+                "SELECT g.name FROM temp.want_taken w CROSS JOIN groups g ON g.name = w.name"
+            )
         }
         founders = self.find_ads(list(names))
         taken.update(founders.loc[founders["id"] == founders["gid"], "ad_id"])
@@ -167,7 +180,9 @@ class StoreReads(KeyRuns):
 
     def name_words(self) -> np.ndarray:
         parts = [decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM names")]
-        return sorted_unique(np.concatenate(parts)).astype(np.uint32) if parts else np.zeros(0, dtype=np.uint32)
+        return (
+            sorted_unique(np.concatenate(parts)).astype(np.uint32) if parts else np.zeros(0, dtype=np.uint32)
+        )
 
     def next_id(self) -> int:
         return int(self.db.execute("SELECT COALESCE(MAX(first_id + n), 1) FROM ad_ids").fetchone()[0])

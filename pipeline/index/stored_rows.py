@@ -9,11 +9,17 @@ Example:
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.index.rows import RECENT, RowPacker
 from jobdedup.pipeline.index.store import IndexStore
+
+ROW_TABLE = {"id": np.int64, "ad_id": object, "gid": np.int64, "ref": np.int64, "row": object}
+"""The columns of `IndexStore.rows` and their dtypes."""
 
 
 def row_packer(store: IndexStore, threads: int = 2) -> RowPacker:
@@ -39,6 +45,29 @@ def read_rows(
     columns, raw = packer.unpack(every["row"].tolist(), references)
     n = len(rows)
     return rows, columns.iloc[:n].reset_index(drop=True), raw[:n]
+
+
+def read_groups(
+    store: IndexStore, candidate_ids: np.ndarray
+) -> tuple[pd.DataFrame, pd.DataFrame, list[bytes]]:
+    """`read_rows` of the candidate index ads and the other members of their groups (sorted by id),
+    the columns with `ad_id` first; no store query without candidates (most single-ad checks)."""
+    if not len(candidate_ids):
+        rows, columns = _no_rows()
+        return rows.copy(), columns.copy(), []
+    members = store.group_members(store.gids(candidate_ids)["gid"].to_numpy())
+    ids = sorted_unique(np.concatenate([candidate_ids, members["id"].to_numpy()]))
+    rows, columns, raw = read_rows(store, row_packer(store), ids)
+    columns.insert(0, "ad_id", rows["ad_id"].to_numpy())
+    return rows, columns, raw
+
+
+@cache
+def _no_rows() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`read_groups`' tables without candidates, built once (typed empty columns cost ~0.5 ms)."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in ROW_TABLE.items()}), pd.DataFrame(
+        {"ad_id": pd.Series(dtype=object)}
+    )
 
 
 def root_references(

@@ -4,6 +4,7 @@ column and the fix for anything a user can get wrong.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -83,6 +84,9 @@ def validate_ads(
             f"{source}: no ads (the table has a header but no rows); add at least one ad.", path=source
         )
 
+    few = _few_text_ads(df, max_description_chars)
+    if few is not None:
+        return _with_extras(few, df, 0)
     n = len(df)
     columns: dict[str, pd.Series] = {}
     for name in ADS_COLUMNS:
@@ -128,12 +132,46 @@ def validate_ads(
         _warn_cut(source, n_cut, max_description_chars)
 
     out = pd.DataFrame({name: s.reset_index(drop=True) for name, s in columns.items()})
+    return _with_extras(out, df, n_cut)
+
+
+def _with_extras(out: pd.DataFrame, df: pd.DataFrame, n_cut: int) -> pd.DataFrame:
+    """The validated contract columns `out`, then the input's extra columns untouched, and its attrs."""
     extras = [c for c in df.columns if c not in ADS_COLUMNS]
     if extras:
         rest = df[extras].reset_index(drop=True)
         out = pd.concat([out, rest], axis=1)
     out.attrs = {**df.attrs, "truncated_descriptions": n_cut}
     return out
+
+
+def _few_text_ads(df: pd.DataFrame, max_description_chars: int) -> pd.DataFrame | None:
+    """`validate_ads`' contract columns for a few rows (a service's check) of text or missing values
+    with unique, non-blank ad_ids and no description to cut, built in Python: pandas costs ~1 ms
+    per column operation, ~10 ms for one ad. None for anything else (the general path handles it).
+    """
+    if len(df) > _FEW_ROWS:
+        return None
+    columns: dict[str, list[str | None]] = {}
+    for name in ADS_COLUMNS:
+        if name not in df.columns:
+            columns[name] = [None] * len(df)
+            continue
+        values = [
+            None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else v
+            for v in df[name].tolist()
+        ]
+        if not all(v is None or isinstance(v, str) for v in values):
+            return None  # numbers and other values: `_as_text` writes them as text
+        if name in ADS_OPTIONAL_COLUMNS:
+            values = [v if v is not None and v.strip() else None for v in values]
+        columns[name] = values
+    ids = columns["ad_id"]
+    if any(v is None or not v.strip() for v in ids) or len(set(ids)) < len(ids):
+        return None
+    if any(v is not None and len(v) > max_description_chars for v in columns["description"]):
+        return None
+    return pd.DataFrame({name: pd.array(values, dtype=STRING) for name, values in columns.items()})
 
 
 def validate_labels(df: pd.DataFrame, ads: pd.DataFrame | None = None, *, source: str = "labels") -> Labels:
