@@ -22,8 +22,19 @@ from jobdedup.features.shingle_sets import (
     ads_of_pairs,
     difference_rows,
     intersection_sizes,
+    sorted_member,
     union_rows,
 )
+
+PLACE_FLEXIBLE_WORDS = ("remote", "anywhere", "commuting")
+"""Words by which a text says where the job is done is not the one town a site files it under: a
+remote job ("fully remote", "remote from anywhere in the UK") or one at a choice of offices ("live
+within commuting distance of one of our offices"). They are in every batch's vocabulary
+(`pipeline.evidence.place_flexible_words`), so mention sets hold them; "remotely" is not one ("fix
+problems remotely and on site" says nothing of the job's place)."""
+PLACE_FLEXIBLE_HASHES = np.array([567254200, 1880109765, 2345035756], dtype=np.uint32)
+"""The sorted tokeniser hashes of `PLACE_FLEXIBLE_WORDS` (features do not import the tokeniser, a
+pipeline step; `tests/test_evidence.py` checks these against it)."""
 
 
 def named_in_other_text(
@@ -74,3 +85,22 @@ def words_other_ad_leaves_unnamed(
     out = np.maximum(left_unnamed, right_unnamed).astype(float)
     out[(own.sizes[left] == 0) | (own.sizes[right] == 0)] = np.nan
     return out
+
+
+def both_texts_say_place_flexible(mentions: ShingleSets, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Per pair, whether both ads' texts hold a `PLACE_FLEXIBLE_WORDS` word: their listing towns
+    need not be where the job is ("Data Analyst, fully remote UK" filed under London and under
+    Leeds). Only the ads of the pairs are looked at.
+
+    Example:
+        >>> remote = int(PLACE_FLEXIBLE_HASHES[0])
+        >>> mentions = ShingleSets.from_lists([[remote, 7], [remote], [7]])
+        >>> both_texts_say_place_flexible(mentions, np.array([0, 0]), np.array([1, 2])).tolist()
+        [True, False]
+    """
+    ads, left, right = ads_of_pairs(left, right)
+    sets = mentions.subset(ads)
+    found = sorted_member(sets.values, PLACE_FLEXIBLE_HASHES)
+    row = np.repeat(np.arange(len(ads)), sets.sizes)
+    flexible = np.bincount(row[found], minlength=len(ads)) > 0
+    return flexible[left] & flexible[right]

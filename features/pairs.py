@@ -20,7 +20,11 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
 from jobdedup.features.employers import employer_conflict
-from jobdedup.features.mentions import named_in_other_text, words_other_ad_leaves_unnamed
+from jobdedup.features.mentions import (
+    both_texts_say_place_flexible,
+    named_in_other_text,
+    words_other_ad_leaves_unnamed,
+)
 from jobdedup.features.shingle_sets import ShingleSets, ads_of_pairs, intersection_sizes, word_sets
 from jobdedup.features.titles import (
     specific_words_only_one_side,
@@ -270,6 +274,7 @@ def _text_features(
         named_in_other_text(inputs.area_words, inputs.mentions, left, right),
     )
     out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
+    out["places_flexible"] = _places_flexible(inputs, left, right)
     no_text_left, no_text_right = inputs.words[left] == 0, inputs.words[right] == 0
     # (Against an ad without text only its title could name the word: no evidence.)
     own_places = (inputs.place_words, inputs.area_words)
@@ -278,6 +283,25 @@ def _text_features(
     out["title_words_unnamed"] = unnamed
     out["sides_without_text"] = no_text_left.astype(float) + no_text_right
     return out
+
+
+def _places_flexible(inputs: PairInputs, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Per pair, whether its listing towns need not be where the job is: both texts call the job
+    remote or a choice of offices (`features.mentions.PLACE_FLEXIBLE_WORDS`), neither text names
+    its own listing place, and one side's number-bearing words are all among the other's (a
+    snippet's among the full ad's). Deloitte's one text under many cities, a remote project filed
+    under Glasgow and Manchester. An employer's template per town names its own town in the text or
+    another salary: the definition's two vacancies, which the synthetic per-town copies are."""
+    flexible = both_texts_say_place_flexible(inputs.mentions, left, right)
+    rows = np.flatnonzero(flexible)  # (a tenth of the pairs or fewer: the rest need no more sets)
+    a, b = left[rows], right[rows]
+    names_own_place = [
+        intersection_sizes(inputs.place_words, side, side, other=inputs.mentions) > 0 for side in (a, b)
+    ]
+    shared_numbers = intersection_sizes(inputs.numbers, a, b)
+    nested_numbers = shared_numbers == np.minimum(inputs.numbers.sizes[a], inputs.numbers.sizes[b])
+    flexible[rows] = ~(names_own_place[0] | names_own_place[1]) & nested_numbers
+    return flexible
 
 
 def _field_features(
@@ -301,9 +325,11 @@ def _field_features(
     out["occupation_token_set"] = _string_similarity(
         fields["occupation"], left, right, fuzz.token_set_ratio, threads
     )
-    # A listing city that the other ad's text names ("based in Bristol or London") is no conflict.
+    # A listing city that the other ad's text names ("based in Bristol or London") is no conflict,
+    # nor are two listing towns of a job both texts call remote or a choice of offices
+    # (`_places_flexible`).
     conflict = _location_conflict(fields, left, right)
-    conflict[(conflict == 1) & (text["place_named_in_text"] == 1)] = 0.0
+    conflict[(conflict == 1) & ((text["place_named_in_text"] == 1) | text["places_flexible"])] = 0.0
     out["location_conflict"] = conflict
     out["place_equal"] = _equal(fields["city"], left, right)
     out["same_listing"] = _equal(fields["listing"], left, right)

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.mentions import PLACE_FLEXIBLE_HASHES
 from jobdedup.features.normalize import LEGAL_FORM_WORDS, TITLE_WORDS_ADDED, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sets_of_rows, sorted_member, sorted_unique
@@ -116,6 +117,13 @@ def words_normalising_adds() -> ShingleSets:
     """The words `normalize_title` writes that a raw title may not hold ("senior" for "Sr."), as
     one set: with the raw titles' `title_words`, a vocabulary holding every normalised title's words."""
     return ShingleSets.from_lists([_word_hashes(sorted(TITLE_WORDS_ADDED)).tolist()])
+
+
+@cache
+def place_flexible_words() -> ShingleSets:
+    """`features.mentions.PLACE_FLEXIBLE_WORDS` as one set: in every vocabulary, so that mention
+    sets say which texts call the job remote or a choice of offices."""
+    return ShingleSets.from_lists([PLACE_FLEXIBLE_HASHES.tolist()])
 
 
 def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:

@@ -29,6 +29,7 @@ from jobdedup.pipeline.evidence import (
     employer_words,
     may_name_requisition,
     mention_sets,
+    place_flexible_words,
     place_words,
     title_words,
     vocabulary,
@@ -131,6 +132,7 @@ def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
         # union holds every word of every normalised title.
         title_words(column("title")),
         words_normalising_adds(),
+        place_flexible_words(),
     )
 
 

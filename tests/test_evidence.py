@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.mentions import PLACE_FLEXIBLE_HASHES, PLACE_FLEXIBLE_WORDS
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.models.rules import apply_rules, rule_names
@@ -17,6 +18,7 @@ from jobdedup.pipeline.clean import cut_listing_widgets
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.employer_guard import split_mixed_employers
 from jobdedup.pipeline.prepare import prepare_batch
+from jobdedup.pipeline.sketch import tokenize
 
 BODY = (
     "Wir suchen zum nächstmöglichen Eintritt eine Verstärkung für unser IT Team in Salzburg. "
@@ -165,6 +167,49 @@ def test_multi_city_listing_named_in_the_text_is_no_place_conflict():
         {**common, "ad_id": "b", "description": BODY, "location": "York, UK"},
     ])  # fmt: skip
     assert per_town["location_conflict"] == 1
+
+
+def test_job_both_texts_call_remote_or_a_choice_of_offices_is_no_place_conflict():
+    """Sites file a remote job under towns of their own choosing (Mindrift's freelance projects
+    under Glasgow and Manchester); a template whose text says nothing of the kind stays two."""
+    common = {"title": "Data Analyst (Contract)", "company": "Digital Waffle", "source": "adzuna"}
+    for said in ("This is a fully remote contract, outside IR35.",
+                 "Work from anywhere in the UK.",
+                 "You live within commuting distance of one of our offices."):  # fmt: skip
+        text = f"{BODY} {said}"
+        flexible = _pair([
+            {**common, "ad_id": "a", "description": text, "location": "London, UK"},
+            {**common, "ad_id": "b", "description": text, "location": "Leeds, UK"},
+        ])  # fmt: skip
+        assert flexible["location_conflict"] == 0, said
+    adverb = f"{BODY} You fix problems remotely and in person on site."
+    per_town = _pair([
+        {**common, "ad_id": "a", "description": adverb, "location": "Maidstone, Kent"},
+        {**common, "ad_id": "b", "description": adverb, "location": "Canterbury, Kent"},
+    ])  # fmt: skip
+    assert per_town["location_conflict"] == 1
+    one_side = _pair([
+        {**common, "ad_id": "a", "description": f"{BODY} Fully remote.", "location": "London, UK"},
+        {**common, "ad_id": "b", "description": BODY, "location": "Leeds, UK"},
+    ])  # fmt: skip
+    assert one_side["location_conflict"] == 1
+    # The employer's template per town: each text names its own town, or another salary.
+    own_towns = _pair([
+        {**common, "ad_id": "a", "description": f"{BODY} Remote, with visits to our Leeds site.", "location": "Leeds, UK"},
+        {**common, "ad_id": "b", "description": f"{BODY} Remote, with visits to our York site.", "location": "York, UK"},
+    ])  # fmt: skip
+    assert own_towns["location_conflict"] == 1
+    other_pay = _pair([
+        {**common, "ad_id": "a", "description": f"{BODY} Fully remote, GBP 300 a day.", "location": "London, UK"},
+        {**common, "ad_id": "b", "description": f"{BODY} Fully remote, GBP 350 a day.", "location": "Leeds, UK"},
+    ])  # fmt: skip
+    assert other_pay["location_conflict"] == 1
+
+
+def test_place_flexible_hashes_are_the_tokenisers():
+    words = tokenize([" ".join(PLACE_FLEXIBLE_WORDS)]).word_hash.astype(np.uint32)
+    assert np.array_equal(np.unique(words), PLACE_FLEXIBLE_HASHES)
+    assert len(PLACE_FLEXIBLE_HASHES) == len(PLACE_FLEXIBLE_WORDS)
 
 
 def test_listing_filed_under_a_district_of_the_town_the_text_names():
