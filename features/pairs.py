@@ -288,10 +288,11 @@ def _text_features(
 def _places_flexible(inputs: PairInputs, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Per pair, whether its listing towns need not be where the job is: both texts call the job
     remote or a choice of offices (`features.mentions.PLACE_FLEXIBLE_WORDS`), neither text names
-    its own listing place, and one side's number-bearing words are all among the other's (a
-    snippet's among the full ad's). Deloitte's one text under many cities, a remote project filed
-    under Glasgow and Manchester. An employer's template per town names its own town in the text or
-    another salary: the definition's two vacancies, which the synthetic per-town copies are."""
+    its own listing place, and both name the same number-bearing words. Deloitte's one text under
+    many cities, a remote project filed under Glasgow and Manchester. An employer's template per
+    town names its own town in the text or another salary: the definition's two vacancies, which
+    the synthetic per-town copies are (one that keeps the old salary in its header and changes it
+    further down has its numbers nested, not equal)."""
     flexible = both_texts_say_place_flexible(inputs.mentions, left, right)
     rows = np.flatnonzero(flexible)  # (a tenth of the pairs or fewer: the rest need no more sets)
     a, b = left[rows], right[rows]
@@ -299,8 +300,8 @@ def _places_flexible(inputs: PairInputs, left: np.ndarray, right: np.ndarray) ->
         intersection_sizes(inputs.place_words, side, side, other=inputs.mentions) > 0 for side in (a, b)
     ]
     shared_numbers = intersection_sizes(inputs.numbers, a, b)
-    nested_numbers = shared_numbers == np.minimum(inputs.numbers.sizes[a], inputs.numbers.sizes[b])
-    flexible[rows] = ~(names_own_place[0] | names_own_place[1]) & nested_numbers
+    same_numbers = shared_numbers == np.maximum(inputs.numbers.sizes[a], inputs.numbers.sizes[b])
+    flexible[rows] = ~(names_own_place[0] | names_own_place[1]) & same_numbers
     return flexible
 
 
