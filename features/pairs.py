@@ -274,7 +274,8 @@ def _text_features(
         named_in_other_text(inputs.area_words, inputs.mentions, left, right),
     )
     out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
-    out["places_flexible"] = _places_flexible(inputs, left, right)
+    same_numbers = (numbers_jaccard == 1) | ~(has_l | has_r)
+    out["places_flexible"] = _places_flexible(inputs, left, right, same_numbers)
     no_text_left, no_text_right = inputs.words[left] == 0, inputs.words[right] == 0
     # (Against an ad without text only its title could name the word: no evidence.)
     own_places = (inputs.place_words, inputs.area_words)
@@ -285,23 +286,23 @@ def _text_features(
     return out
 
 
-def _places_flexible(inputs: PairInputs, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+def _places_flexible(
+    inputs: PairInputs, left: np.ndarray, right: np.ndarray, same_numbers: np.ndarray
+) -> np.ndarray:
     """Per pair, whether its listing towns need not be where the job is: both texts call the job
     remote or a choice of offices (`features.mentions.PLACE_FLEXIBLE_WORDS`), neither text names
-    its own listing place, and both name the same number-bearing words. Deloitte's one text under
-    many cities, a remote project filed under Glasgow and Manchester. An employer's template per
-    town names its own town in the text or another salary: the definition's two vacancies, which
-    the synthetic per-town copies are (one that keeps the old salary in its header and changes it
-    further down has its numbers nested, not equal)."""
+    its own listing place, and both name the same number-bearing words (`same_numbers`, per pair).
+    Deloitte's one text under many cities, a remote project filed under Glasgow and Manchester. An
+    employer's template per town names its own town in the text or another salary: the
+    definition's two vacancies, which the synthetic per-town copies are (one that keeps the old
+    salary in its header and changes it further down has its numbers nested, not equal)."""
     flexible = both_texts_say_place_flexible(inputs.mentions, left, right)
     rows = np.flatnonzero(flexible)  # (a tenth of the pairs or fewer: the rest need no more sets)
     a, b = left[rows], right[rows]
     names_own_place = [
         intersection_sizes(inputs.place_words, side, side, other=inputs.mentions) > 0 for side in (a, b)
     ]
-    shared_numbers = intersection_sizes(inputs.numbers, a, b)
-    same_numbers = shared_numbers == np.maximum(inputs.numbers.sizes[a], inputs.numbers.sizes[b])
-    flexible[rows] = ~(names_own_place[0] | names_own_place[1]) & same_numbers
+    flexible[rows] = ~(names_own_place[0] | names_own_place[1]) & same_numbers[rows]
     return flexible
 
 
