@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.shingle_sets import sorted_member, sorted_unique
+from jobdedup.features.shingle_sets import index_ranges, sorted_member, sorted_unique
 from jobdedup.pipeline.index.store import IndexStore
 
 
@@ -68,11 +68,7 @@ def join_hits(
     row_of = np.searchsorted(distinct, key)
     per_row = count[row_of]
     rows = np.repeat(np.arange(len(key)), per_row)
-    at = order[
-        np.repeat(start[row_of], per_row)
-        + np.arange(len(rows))
-        - np.repeat(np.cumsum(per_row) - per_row, per_row)
-    ]
+    at = order[index_ranges(start[row_of], per_row)]
     return Hits(key[rows], doc[rows], lsh[rows], ad[at], big[at])
 
 
