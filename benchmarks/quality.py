@@ -32,9 +32,8 @@ import pandas as pd
 from jobdedup.data import BUNDLED_DATA, SYNTHETIC_SETS
 from jobdedup.models.dup_types import DUP_TYPES
 from jobdedup.models.group_audit import employer_mix
-from jobdedup.models.metrics import estimated_precision
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.engine import Deduplicator
+from jobdedup.pipeline.engine import Deduplicator, sample_estimates
 from jobdedup.pipeline.io import read_ads, read_labels, validate_labels
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,7 +158,9 @@ def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:
     found["employer_splits"] = len(result.grouping.employer_splits)
     if ACCEPTED_SAMPLE.exists():
         sample = pd.read_csv(ACCEPTED_SAMPLE, dtype=str)
-        found["accepted_sample"] = estimated_precision(sample["label"].astype(int).to_numpy())
+        ids = result.batch.ads["ad_id"].astype(str).to_numpy()
+        position = pd.Series(np.arange(len(ids)), index=ids)
+        found["accepted_sample"] = sample_estimates(sample, position, result.groups["group_id"].to_numpy())
     return found
 
 
@@ -212,9 +213,11 @@ def markdown(loco: tuple[list[dict], dict] | None, synth: list[dict] | None, aud
         )
         if "accepted_sample" in audited:
             s = audited["accepted_sample"]
+            drawn = s["precision_sample_size"] + s["precision_sample_not_accepted_now"]
             out.append(
-                f"| estimated precision of accepted pairs (uniform sample of {s['sample']}) | "
-                f"{s['precision']:.3f} (95 % interval {s['low']:.3f}–{s['high']:.3f}) |"
+                f"| estimated precision of accepted pairs (the {s['precision_sample_size']} of a uniform sample "
+                f"of {drawn} this model still groups) | {s['estimated_precision']:.3f} "
+                f"(95 % interval {s['estimated_precision_low']:.3f}–{s['estimated_precision_high']:.3f}) |"
             )
     return "\n".join(out)
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import GroupKFold
 
-from jobdedup.models.thresholds import threshold_for_precision
+from jobdedup.models.thresholds import DEFAULT_BETA, decision_threshold
 
 SMALL_PREDICT = 5_000  # fewer pairs than this are scored on one thread (see `predict_proba`)
 
@@ -34,6 +34,7 @@ class PairClassifier:
         learning_rate: float = 0.05,
         num_leaves: int = 31,
         target_precision: float = 0.97,
+        threshold_beta: float = DEFAULT_BETA,
         cv_folds: int = 5,
         monotone: list[int] | None = None,
         seed: int = 1,
@@ -44,6 +45,7 @@ class PairClassifier:
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
         self.target_precision = target_precision
+        self.threshold_beta = threshold_beta
         self.cv_folds = cv_folds
         self.monotone = monotone
         self.seed = seed
@@ -83,8 +85,9 @@ class PairClassifier:
 
         The pairs are cut into `cv_folds` folds by vacancy (`groups`: one vacancy's pairs stay in
         one fold); each fold is scored by trees trained on the others (with early stopping on it),
-        so every pair gets a score from trees that never saw its vacancy, and the threshold is the
-        lowest whose out-of-fold precision reaches `target_precision` — over all labelled pairs, not
+        so every pair gets a score from trees that never saw its vacancy, and the threshold is, among
+        those whose out-of-fold precision reaches `target_precision`, the one with the best F-beta
+        (`threshold_beta`; `models.thresholds.decision_threshold`) — over all labelled pairs, not
         one small validation split whose few high-scoring negatives would swing it. The final trees
         are trained on every pair for the median number of rounds the folds stopped at.
 
@@ -122,7 +125,9 @@ class PairClassifier:
         scores = out_of_fold[scored]
         if adjust is not None:
             scores = adjust(scores, every_column.iloc[np.flatnonzero(scored)])
-        self.threshold_ = threshold_for_precision(scores, labels[scored], self.target_precision, weight[scored])
+        self.threshold_ = decision_threshold(
+            scores, labels[scored], self.target_precision, weight[scored], self.threshold_beta
+        )
         self.validation_ = {
             "pairs": int(scored.sum()),
             "positives": int(labels[scored].sum()),
@@ -201,6 +206,7 @@ class PairClassifier:
             "learning_rate": self.learning_rate,
             "num_leaves": self.num_leaves,
             "target_precision": self.target_precision,
+            "threshold_beta": self.threshold_beta,
             "cv_folds": self.cv_folds,
             "monotone": self.monotone,
             "seed": self.seed,

@@ -29,8 +29,10 @@ class Config:
             jobs" widgets listing other ads, cookie text), whatever the titles.
         max_bucket_size: LSH buckets or field blocks with more ads than this are capped
             (only neighbours in sorted order are paired) and reported.
-        target_precision: the decision threshold is the lowest score reaching this precision
-            on validation pairs.
+        target_precision: the decision threshold reaches this precision on validation pairs.
+        threshold_beta: among the thresholds reaching `target_precision`, the one with the best
+            F-beta on validation pairs is chosen (0.5: precision counts four times as much as
+            recall; a large value picks the lowest such threshold, the most recall).
         threshold_folds: folds (by vacancy) whose out-of-fold scores pick the threshold.
         max_group_size_exact: components up to this size are re-clustered with every pair scored.
         n_estimators: LightGBM boosting rounds.
@@ -51,6 +53,7 @@ class Config:
     boilerplate_min_employers: int = 3
     max_bucket_size: int = 200
     target_precision: float = 0.97
+    threshold_beta: float = 0.5
     threshold_folds: int = 5
     max_group_size_exact: int = 60
     n_estimators: int = 300

@@ -129,6 +129,7 @@ class Deduplicator:
             learning_rate=self.config.learning_rate,
             num_leaves=self.config.num_leaves,
             target_precision=self.config.target_precision,
+            threshold_beta=self.config.threshold_beta,
             cv_folds=self.config.threshold_folds,
             monotone=monotone_constraints(MODEL_FEATURES),
             seed=self.config.seed,
@@ -477,7 +478,7 @@ def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> di
         }
     )
     if "sample" in labels.pairs:
-        figures.update(_sample_estimates(labels.pairs, position, group_of))
+        figures.update(sample_estimates(labels.pairs, position, group_of))
     if "dup_type" in labels.pairs and labels.pairs["dup_type"].notna().any():
         figures["per_type"] = _per_type(labels, position, codes, truth, predicted, result)
     if labels.groups is not None:
@@ -487,10 +488,11 @@ def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> di
     return figures
 
 
-def _sample_estimates(pairs: pd.DataFrame, position: pd.Series, group_of: np.ndarray) -> dict[str, Any]:
+def sample_estimates(pairs: pd.DataFrame, position: pd.Series, group_of: np.ndarray) -> dict[str, Any]:
     """Figures from labelled uniform samples (`jobdedup label --sample`): the estimated precision of
     the accepted pairs (those of the `accepted` sample this run still puts in one group) with its
-    95 % interval, and the share of duplicates in the `uncertain` sample."""
+    95 % interval, and the share of duplicates in the `uncertain` sample. `position` maps ad_id to
+    row, `group_of` is each row's group."""
     out: dict[str, Any] = {}
     a = position.reindex(pairs["ad_id_a"].astype(str)).to_numpy()
     b = position.reindex(pairs["ad_id_b"].astype(str)).to_numpy()

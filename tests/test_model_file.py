@@ -11,7 +11,7 @@ import pytest
 
 from jobdedup.models.classifier import PairClassifier
 from jobdedup.models.persistence import ModelFileError, load_model_file, save_model_file
-from jobdedup.models.thresholds import threshold_for_precision
+from jobdedup.models.thresholds import decision_threshold
 
 
 def _toy_classifier() -> PairClassifier:
@@ -70,11 +70,15 @@ def test_pickle_payload_is_refused_and_never_run(tmp_path):
     assert not marker.exists()
 
 
-def test_threshold_reaches_target_precision_with_most_recall():
+def test_threshold_reaches_target_precision_with_best_f_beta():
     scores = np.array([0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
     labels = np.array([1, 1, 1, 0, 1, 0, 0])
-    assert threshold_for_precision(scores, labels, 0.99) == 0.8
-    assert threshold_for_precision(scores, labels, 0.75) == 0.6
+    assert decision_threshold(scores, labels, 0.99) == 0.8
+    # 0.6 also reaches 0.75 (precision 0.8, recall 1.0): F1 prefers it, F0.5 keeps 0.8 (precision 1.0, recall 0.75).
+    assert decision_threshold(scores, labels, 0.75, beta=1.0) == 0.6
+    assert decision_threshold(scores, labels, 0.75) == 0.8
+    # Nothing reaches 1.01: the best precision.
+    assert decision_threshold(scores, labels, 1.01) == 0.8
 
 
 def test_pairs_of_one_vacancy_train_without_a_validation_split():
