@@ -204,3 +204,24 @@ def test_evaluate_reports_per_type(tmp_path, ads, capsys):
     assert set(per_type) == {"FULL", "SEMANTIC", "TEMPORAL", "PARTIAL"}
     assert per_type["FULL"]["labelled"] == 1 and per_type["FULL"]["recall"] == 1.0
     assert per_type["TEMPORAL"]["labelled"] == 1
+
+
+@pytest.fixture(scope="module")
+def renamed_batch(default_model):
+    plain = "\n\n".join(BODY)
+    rows = [
+        _ad("200", plain),
+        _ad("201", plain, source="indeed", title="Data Engineer - Platform Team"),
+        _ad("202", plain, source="indeed", company="Northwind Data Analytics Ltd"),
+    ]
+    return default_model.prepare(validate_ads(pd.DataFrame(rows)))
+
+
+def test_same_text_under_a_title_with_words_added_is_semantic(renamed_batch):
+    # The title's words are a superset of the other's (a word-set similarity of 1.0): metadata
+    # written differently, not essentially identical.
+    assert _type_of(renamed_batch, 0, 1) == "SEMANTIC"
+
+
+def test_same_text_under_an_employer_name_with_words_added_is_semantic(renamed_batch):
+    assert _type_of(renamed_batch, 0, 2) == "SEMANTIC"
