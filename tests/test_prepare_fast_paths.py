@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobdedup.features.fields import normalize_fields
 from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
 from jobdedup.pipeline.clean import (
@@ -202,3 +203,14 @@ def test_kept_words_per_document_are_those_of_the_cumulative_sum(bundled_tokens:
     kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
     np.cumsum(keep, out=kept_before[1:])
     assert np.array_equal(kept_per_doc(keep, bundled_tokens.doc_ptr), np.diff(kept_before[bundled_tokens.doc_ptr]))
+
+
+def test_fields_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
+    """The normalisers' few-value paths (Python's `re` for the contact pre-checks, ...) give each
+    ad the fields the whole-column paths give it in a large batch."""
+    ads = pd.concat([bundled_ads, _ODD_ADS], ignore_index=True)
+    whole = normalize_fields(ads)
+    step = 7  # below every few-value limit
+    parts = pd.concat([normalize_fields(ads.iloc[i : i + step]) for i in range(0, len(ads), step)])
+    pd.testing.assert_frame_equal(parts, whole)
+    assert whole["emails"].notna().sum() > 50 and whole["phones"].notna().sum() > 50

@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.normalize.contacts import (
-    _RE2_MAY_HAVE_DOMAINS,
-    _RE2_MAY_HAVE_EMAILS,
-    _RE2_PHONE_HINT,
+    _MAY_HAVE_DOMAINS,
+    _MAY_HAVE_EMAILS,
+    _PHONE_HINT,
+    _any_of,
     _arrow_text,
     _contact_checks,
     _contact_series,
@@ -17,6 +18,8 @@ from jobdedup.features.normalize.contacts import (
 from jobdedup.features.normalize.domains import _domains
 from jobdedup.features.normalize.phones import _phones
 from jobdedup.features.normalize.unique import _check_series
+
+_MAY_HAVE_CONTACTS = _any_of(_MAY_HAVE_EMAILS, _PHONE_HINT, _MAY_HAVE_DOMAINS)
 
 
 def extract_contacts(
@@ -35,12 +38,11 @@ def extract_contacts(
     """
     head = _check_series(contact, "extract_contacts").fillna("").astype(str)
     body = _check_series(description, "extract_contacts").astype(str)
-    pattern = f"{_RE2_MAY_HAVE_EMAILS}|{_RE2_PHONE_HINT}|{_RE2_MAY_HAVE_DOMAINS}"
     has_head = (head != "").to_numpy()
     bodies = _arrow_text(body)
-    checks = _contact_checks(bodies, pattern)
+    checks = _contact_checks(bodies, _MAY_HAVE_CONTACTS)
     checks[has_head] = _contact_checks(
-        _arrow_text(head[has_head] + "\n" + body[has_head].fillna("")), pattern
+        _arrow_text(head[has_head] + "\n" + body[has_head].fillna("")), _MAY_HAVE_CONTACTS
     )
     rows = np.flatnonzero(checks[:, 0])
     heads = _arrow_text(head).take(rows).to_pylist()
