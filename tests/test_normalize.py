@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -520,3 +521,16 @@ def test_district_town_is_the_town_a_listed_district_lies_in():
                                 "Dallas, TX", "Amersham, Buckinghamshire", "Leeds", None, ""])  # fmt: skip
     assert towns[:3] == ["Bristol", "Central London", "Greater Manchester"]
     assert all(pd.isna(t) for t in towns[3:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "ä", "", " ", None, float("nan"), pd.NA, 1, 1.0, True]), max_size=20))
+def test_distinct_is_factorize(values: list) -> None:
+    """`distinct` tells a few values apart with a dict, more with `pd.factorize`: the same codes and values."""
+    from jobdedup.features.normalize import distinct
+
+    for s in (pd.Series(values, dtype=object), pd.Series([v for v in values if isinstance(v, str)], dtype="string")):
+        codes, once = distinct(s)
+        expected_codes, expected = pd.factorize(s, use_na_sentinel=True)
+        assert codes.tolist() == expected_codes.tolist()
+        assert once.tolist() == list(np.asarray(expected, dtype=object))

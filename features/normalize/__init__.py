@@ -43,6 +43,7 @@ from jobdedup.features.normalize.phones import extract_phones
 from jobdedup.features.normalize.regions import ad_regions
 from jobdedup.features.normalize.text import normalize_occupation, normalize_text_key
 from jobdedup.features.normalize.titles import TITLE_WORDS_ADDED, normalize_title
+from jobdedup.features.normalize.unique import distinct
 
 __all__ = [
     "FREE_MAIL_DOMAINS",
@@ -56,6 +57,7 @@ __all__ = [
     "extract_emails",
     "extract_phones",
     "location_and_city",
+    "distinct",
     "district_town",
     "location_city",
     "location_parts",
