@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from jobdedup.features.fields import normalize_fields
 from jobdedup.features.kernels import kept_per_doc
+from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
 from jobdedup.pipeline.clean import (
     _WIDGET_HEADING,
@@ -28,6 +29,7 @@ from jobdedup.pipeline.evidence import (
 )
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.io.contract import STRING
 from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.prepare import name_vocabulary, prepare_again, prepare_batch
 from jobdedup.pipeline.sketch import tokenize
@@ -214,3 +216,15 @@ def test_fields_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFr
     parts = pd.concat([normalize_fields(ads.iloc[i : i + step]) for i in range(0, len(ads), step)])
     pd.testing.assert_frame_equal(parts, whole)
     assert whole["emails"].notna().sum() > 50 and whole["phones"].notna().sum() > 50
+
+
+def test_requisition_numbers_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
+    """A few titles, texts and URLs are searched with Python's `re`, many with pandas' `str.contains`."""
+    columns = ("title", "description", "url")
+    ads = pd.concat([bundled_ads, _ODD_ADS], ignore_index=True).astype({c: STRING for c in columns})  # as validated
+    whole = requisition_numbers(ads["title"], ads["description"], ads["url"])
+    step = 7  # below the few-value limit
+    parts = [requisition_numbers(*(ads[c].iloc[i : i + step] for c in columns))
+             for i in range(0, len(ads), step)]  # fmt: skip
+    pd.testing.assert_series_equal(pd.concat(parts), whole)
+    assert whole.notna().sum() > 20
