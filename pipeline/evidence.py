@@ -147,8 +147,7 @@ def area_words(locations: pd.Series) -> ShingleSets:
         >>> area_words(pd.Series(["Filton, Bristol", "Maidstone, Kent", "Dallas, TX", "Leeds", None])).sizes.tolist()
         [1, 0, 0, 0, 0]
     """
-    town = district_town(locations)
-    return _name_words(town.astype(object).where(town.notna(), None), _generic_hashes())
+    return _name_words(district_town(locations), _generic_hashes())
 
 
 def _name_words(names: pd.Series, stop: np.ndarray) -> ShingleSets:

@@ -76,12 +76,9 @@ class PreparedBatch:
 
 
 def _status(words: np.ndarray, fields: pd.DataFrame) -> pd.Series:
-    has_fields = (
-        fields["title"].notna()
-        | fields["company"].notna()
-        | fields["emails"].notna()
-        | fields["phones"].notna()
-    ).to_numpy()
+    # (numpy, not pandas operators: ~50 µs each even for one ad)
+    columns = ("title", "company", "emails", "phones")
+    has_fields = np.logical_or.reduce([fields[c].notna().to_numpy() for c in columns])
     status = np.where(words > 0, STATUS_OK, np.where(has_fields, STATUS_FIELDS_ONLY, STATUS_NOT_COMPARABLE))
     return pd.Series(status, index=fields.index, dtype=object)
 

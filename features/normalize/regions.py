@@ -73,4 +73,4 @@ def ad_regions(location_country: pd.Series, url: pd.Series, source: pd.Series) -
         values = signal.to_numpy(dtype=object)
         known = pd.notna(values)
         region[known] = values[known]
-    return pd.Series(region, index=location_country.index, dtype="string")
+    return pd.Series(region, index=location_country.index, dtype=pd.StringDtype())  # (= "string", looked up once)
