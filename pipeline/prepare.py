@@ -122,21 +122,42 @@ class _PreparedChunk:
     core_blocks: pd.DataFrame | None
 
 
-def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
-    """The words of every employer, place and title of these ads that a text may mention (see
-    `pipeline.evidence`); every ad row counts, whatever its normalised city."""
+@dataclass(frozen=True)
+class OwnNameWords:
+    """Each ad's employer and area words, as `name_words` made them for the vocabulary: preparing
+    the same ads takes them rather than computing them again."""
+
+    employer_words: ShingleSets
+    area_words: ShingleSets
+
+    def rows(self, start: int, stop: int) -> OwnNameWords:
+        """The words of ads `start` to `stop` - 1 (a slice of the batch)."""
+        rows = np.arange(start, min(stop, len(self.employer_words)))
+        return OwnNameWords(self.employer_words.subset(rows), self.area_words.subset(rows))
+
+
+def name_words(ads: pd.DataFrame) -> tuple[np.ndarray, OwnNameWords]:
+    """`name_vocabulary(ads)`, and the ads' own employer and area words it is partly made of."""
     column = lambda name: ads[name] if name in ads.columns else pd.Series(pd.NA, index=ads.index)  # noqa: E731
     locations = column("location")
-    return vocabulary(
-        employer_words(column("company")),
+    own = OwnNameWords(employer_words(column("company")), area_words(locations))
+    names = vocabulary(
+        own.employer_words,
         place_words(locations, locations),
-        area_words(locations),
+        own.area_words,
         # Raw titles (normalising a million costs ~10 s here) and the words normalising adds: their
         # union holds every word of every normalised title.
         title_words(column("title")),
         words_normalising_adds(),
         place_flexible_words(),
     )
+    return names, own
+
+
+def name_vocabulary(ads: pd.DataFrame) -> np.ndarray:
+    """The words of every employer, place and title of these ads that a text may mention (see
+    `pipeline.evidence`); every ad row counts, whatever its normalised city."""
+    return name_words(ads)[0]
 
 
 Table = TypeVar("Table", pd.DataFrame, pd.Series)
@@ -151,9 +172,11 @@ def _prepare_chunk(
     names: Names,
     threads: int,
     keep_blocks: bool = False,
+    own: OwnNameWords | None = None,
 ) -> _PreparedChunk:
     """Stages 1-2 for one slice of ads; boilerplate = known ∪ what this slice shows; `names` = the
-    batch's `name_vocabulary`; `keep_blocks`: also return the core blocks of each ad.
+    batch's `name_vocabulary`; `keep_blocks`: also return the core blocks of each ad; `own`: the
+    slice's employer and area words if already made (`name_words`).
 
     Field normalisation (Python) runs in a second thread while the compiled text kernels, which
     release the GIL, tokenise and shingle on `threads` threads.
@@ -181,9 +204,9 @@ def _prepare_chunk(
         signatures=core.signatures,
         words=tokens.words_per_doc,
         core_words=core.core_words,
-        employer_words=employer_words(ads["company"]),
+        employer_words=employer_words(ads["company"]) if own is None else own.employer_words,
         place_words=place_words(ads["location"], fields["city"]),
-        area_words=area_words(ads["location"]),
+        area_words=area_words(ads["location"]) if own is None else own.area_words,
         title_words=title_words(fields["title"]),
         mentions=core.mentions,
         boilerplate=core.boilerplate,
@@ -271,10 +294,11 @@ def _prepare_parked(
     known_boilerplate: BlockSets,
     names: Names,
     keep_blocks: bool,
+    own: OwnNameWords | None,
 ) -> _PreparedChunk:
     """`_prepare_chunk` in a worker process (one kernel thread) of a slice `park`ed in `folder`,
     its arrays parked there in turn (`pipeline.handoff`): neither goes through the pipe."""
-    return park(_prepare_chunk(unpark(ads), config, known_boilerplate, names, 1, keep_blocks), folder)
+    return park(_prepare_chunk(unpark(ads), config, known_boilerplate, names, 1, keep_blocks, own), folder)
 
 
 def _block_sets(known: BlockSets) -> tuple[np.ndarray, ...]:
@@ -297,6 +321,7 @@ def prepare_batch(
     descriptions: Iterable[pd.Series] | None = None,
     names: Names | None = None,
     keep_blocks: bool = False,
+    own_words: OwnNameWords | None = None,
 ) -> PreparedBatch:
     """Clean and sketch a batch; boilerplate = `known_boilerplate` (sorted; or several sorted sets,
     their union) ∪ what the batch shows.
@@ -304,7 +329,8 @@ def prepare_batch(
     `names` (default: `name_vocabulary(ads)`) are the employer and place words whose mentions in
     the texts are kept (or parts whose union they are, `pipeline.evidence_kernels.Names`); ads
     prepared apart but compared together must share one vocabulary.
-    `keep_blocks` fills `PreparedBatch.core_blocks`.
+    `keep_blocks` fills `PreparedBatch.core_blocks`. `own_words`: the ads' employer and area words
+    where `name_words(ads)` already made them (with the default `names` they are taken from it).
 
     Batches larger than `config.chunk_size` are cut into consecutive slices prepared by
     `config.jobs` processes (one slice alone uses `config.jobs` threads in the compiled kernels;
@@ -328,7 +354,9 @@ def prepare_batch(
     slices: Iterable[pd.DataFrame] = (needed.iloc[start : start + config.chunk_size] for start in starts)
     if descriptions is not None:
         slices = _with_descriptions(slices, descriptions)
-    names = name_vocabulary(ads) if names is None else names
+    if names is None:
+        names, own_words = name_words(ads)
+    own = [own_words.rows(start, start + config.chunk_size) if own_words else None for start in starts]
     in_processes = len(starts) > 1 and config.jobs > 1
     with handoff_folder() if in_processes else nullcontext(None) as folder:
         if in_processes:
@@ -343,15 +371,15 @@ def prepare_batch(
             )
             tasks = (
                 delayed(_prepare_parked)(
-                    folder, park(part, folder), config, known_boilerplate, names, keep_blocks
+                    folder, park(part, folder), config, known_boilerplate, names, keep_blocks, words
                 )
-                for part in slices
+                for part, words in zip(slices, own)
             )
             prepared = map(unpark, parallel(tasks))
         else:
             prepared = (
-                _prepare_chunk(part, config, known_boilerplate, names, config.jobs, keep_blocks)
-                for part in slices
+                _prepare_chunk(part, config, known_boilerplate, names, config.jobs, keep_blocks, words)
+                for part, words in zip(slices, own)
             )
         parts: list[dict[str, object]] = []
         for part in prepared:

@@ -31,7 +31,7 @@ from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.io.contract import STRING
 from jobdedup.pipeline.evidence_kernels import WordTable
-from jobdedup.pipeline.prepare import name_vocabulary, prepare_again, prepare_batch
+from jobdedup.pipeline.prepare import name_vocabulary, name_words, prepare_again, prepare_batch
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 from tests.conftest import DATA
@@ -228,3 +228,18 @@ def test_requisition_numbers_of_a_few_ads_are_those_of_the_whole_batch(bundled_a
              for i in range(0, len(ads), step)]  # fmt: skip
     pd.testing.assert_series_equal(pd.concat(parts), whole)
     assert whole.notna().sum() > 20
+
+
+def test_prepared_with_the_vocabularys_own_words_is_prepared_without(bundled_ads: pd.DataFrame):
+    """The employer and area words `name_words` made for the vocabulary, handed to `prepare_batch`
+    (slice by slice), are those preparing the ads computes itself."""
+    ads = pd.concat([bundled_ads.iloc[:400], _ODD_ADS], ignore_index=True)
+    config = Config(jobs=1, show_progress=False, chunk_size=150)
+    names, own = name_words(ads)
+    assert np.array_equal(names, name_vocabulary(ads))
+    given = prepare_batch(ads, config, np.zeros(0, np.uint64), names=names, own_words=own).inputs
+    computed = prepare_batch(ads, config, np.zeros(0, np.uint64), names=names).inputs
+    for name in ("employer_words", "area_words", "mentions", "core"):
+        a, b = getattr(given, name), getattr(computed, name)
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
+    assert len(given.employer_words.values) > 100 and len(given.area_words.values) > 0
