@@ -22,7 +22,7 @@ from jobdedup.features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.pairs import PairInputs
 from jobdedup.features.requisitions import requisition_numbers
-from jobdedup.features.shingle_sets import ShingleSets
+from jobdedup.features.shingle_sets import ShingleSets, first_occurrences
 from jobdedup.pipeline.boilerplate import (
     core_word_mask,
     find_boilerplate_blocks,
@@ -308,9 +308,9 @@ def _block_sets(known: BlockSets) -> tuple[np.ndarray, ...]:
 def _core_blocks(tokens: Tokens, boilerplate: tuple[np.ndarray, ...]) -> pd.DataFrame:
     """Distinct (`doc`, `block`) of the blocks that are not in the `boilerplate` sets (sorted unique)."""
     core = ~in_block_sets(tokens.block_hash, *boilerplate)
-    return pd.DataFrame(
-        {"doc": tokens.block_doc[core].astype(np.int64), "block": tokens.block_hash[core]}
-    ).drop_duplicates(ignore_index=True)
+    doc, block = tokens.block_doc[core].astype(np.int64), tokens.block_hash[core]
+    kept = first_occurrences(doc, block)  # (numpy: drop_duplicates costs ~0.3 ms for one ad)
+    return pd.DataFrame({"doc": doc[kept], "block": block[kept]})
 
 
 def prepare_batch(

@@ -243,3 +243,16 @@ def test_prepared_with_the_vocabularys_own_words_is_prepared_without(bundled_ads
         a, b = getattr(given, name), getattr(computed, name)
         assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
     assert len(given.employer_words.values) > 100 and len(given.area_words.values) > 0
+
+
+def test_core_blocks_are_those_drop_duplicates_keeps(bundled_tokens: Tokens):
+    from jobdedup.pipeline.boilerplate import in_block_sets
+    from jobdedup.pipeline.prepare import _core_blocks
+
+    known = (sorted_unique(bundled_tokens.block_hash)[::5],)
+    core = ~in_block_sets(bundled_tokens.block_hash, *known)
+    reference = pd.DataFrame(
+        {"doc": bundled_tokens.block_doc[core].astype(np.int64), "block": bundled_tokens.block_hash[core]}
+    ).drop_duplicates(ignore_index=True)
+    pd.testing.assert_frame_equal(_core_blocks(bundled_tokens, known), reference)
+    assert len(reference) < core.sum()  # some blocks repeat within a text

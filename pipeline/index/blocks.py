@@ -30,10 +30,9 @@ import numpy as np
 import pandas as pd
 from xxhash import xxh3_64_intdigest
 
-from jobdedup.features.shingle_sets import sorted_member, sorted_unique
+from jobdedup.features.shingle_sets import first_occurrences, sorted_member, sorted_unique
 from jobdedup.pipeline.boilerplate import find_boilerplate_blocks, merge_block_sets
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.index.quick_check import first_occurrences
 from jobdedup.pipeline.prepare import PreparedBatch
 
 SIGHTING_KEY_BITS = 48

@@ -158,7 +158,8 @@ class StoreReads(KeyRuns):
             )
         }
         founders = self.find_ads(list(names))
-        taken.update(founders.loc[founders["id"] == founders["gid"], "ad_id"])
+        if len(founders):  # (none for new ads' names: no pandas filtering of an empty table)
+            taken.update(founders.loc[founders["id"] == founders["gid"], "ad_id"])
         return taken
 
     def boilerplate(self) -> np.ndarray:
@@ -226,7 +227,6 @@ class StoreReads(KeyRuns):
 
 
 def _no_ads() -> pd.DataFrame:
-    """`find_ads`' answer when no ad is found (built only then: ~0.15 ms)."""
-    return pd.DataFrame(
-        {"ad_id": pd.Series(dtype=object), "id": pd.Series(dtype=np.int64), "gid": pd.Series(dtype=np.int64)}
-    )
+    """`find_ads`' answer when no ad is found (of numpy arrays: empty typed Series cost 0.1 ms more)."""
+    empty = {"ad_id": np.empty(0, object), "id": np.empty(0, np.int64), "gid": np.empty(0, np.int64)}
+    return pd.DataFrame(empty)
