@@ -41,8 +41,10 @@ _NO_VALUE = "\x00none"  # a missing title or employer (as `pipeline.prepare` cod
 
 def value_hashes(values: pd.Series) -> np.ndarray:
     """64-bit hash (xxh3) of each normalised value; every missing value is one value."""
-    values = values.astype(object).where(values.notna(), _NO_VALUE)
-    return np.fromiter((xxh3_64_intdigest(str(v).encode()) for v in values), np.uint64, len(values))
+    # (numpy, not astype/where: ~0.1 ms each on one ad)
+    texts = values.to_numpy(dtype=object)
+    named = (_NO_VALUE if missing else str(v) for v, missing in zip(texts, pd.isna(texts)))
+    return np.fromiter((xxh3_64_intdigest(t.encode()) for t in named), np.uint64, len(texts))
 
 
 def sighting_keys(blocks: np.ndarray) -> np.ndarray:
