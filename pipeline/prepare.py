@@ -344,12 +344,15 @@ def prepare_batch(
     """
     ads = ads.reset_index(drop=True)
     columns = FIELD_SOURCE_COLUMNS if descriptions is not None else ("description", *FIELD_SOURCE_COLUMNS)
-    needed = pd.DataFrame(
-        {
-            c: ads[c] if c in ads.columns else pd.Series(pd.NA, index=ads.index, dtype="string")
-            for c in columns
-        }
-    )
+    if set(columns) <= set(ads.columns):  # (validated ads: a selection costs half a new frame, ~0.2 ms)
+        needed = ads[list(columns)]
+    else:
+        needed = pd.DataFrame(
+            {
+                c: ads[c] if c in ads.columns else pd.Series(pd.NA, index=ads.index, dtype="string")
+                for c in columns
+            }
+        )
     starts = range(0, max(len(ads), 1), config.chunk_size)
     slices: Iterable[pd.DataFrame] = (needed.iloc[start : start + config.chunk_size] for start in starts)
     if descriptions is not None:
