@@ -20,6 +20,7 @@ from joblib.externals.loky import get_reusable_executor
 
 from jobdedup.features.fields import FIELD_SOURCE_COLUMNS, normalize_fields
 from jobdedup.features.kernels import kept_per_doc
+from jobdedup.features.normalize import distinct
 from jobdedup.features.pairs import PairInputs
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.shingle_sets import ShingleSets, first_occurrences
@@ -239,8 +240,9 @@ def _core_text(
     """The core text of a slice of ads (`tokens`, normalised `fields`): boilerplate = known ∪
     blocks the slice shows under enough titles or employers; its shingles, signatures, word counts
     and the `names` it mentions."""
-    title_codes = pd.factorize(fields["title_tokens"].fillna("\x00none"))[0]
-    employer_codes = pd.factorize(fields["company"].fillna("\x00none"))[0]
+    # Codes of equal titles and employers (a missing one: its own code, -1).
+    title_codes = distinct(fields["title_tokens"])[0]
+    employer_codes = distinct(fields["company"])[0]
     boilerplate_here = find_boilerplate_blocks(
         tokens.block_hash,
         tokens.block_doc,
