@@ -301,6 +301,7 @@ def run(args: argparse.Namespace) -> dict:
             "ads_per_second": round(args.batch_ads / median, 1),
         }
         print("batch", results["batch_check"], flush=True)
+
         # 3. concurrent single-ad checks while another client adds batches: closed loop, then open loop
         offset, rounds = args.sequential, iter(range(1_000_000))
         if args.requests_closed:
