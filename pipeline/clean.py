@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from selectolax.lexbor import LexborHTMLParser
 
+from jobdedup.features.normalize import FEW_VALUES
+
 # Elements whose start and end are line breaks (the blocks boilerplate detection works on), and
 # elements dropped with their content.
 _BLOCK_ELEMENTS = (
@@ -59,8 +61,6 @@ _WIDGET_HEADING_WORDS = (
 )  # fmt: skip
 _WIDGET_HINT_WORDS = ("jobs", "ähnliche", "viewed", "vacatures", "similaires")  # each sequence holds one
 _SURROGATE_UTF8 = re.compile(rb"\xed[\xa0-\xbf]")  # a UTF-16 surrogate, encoded with "surrogatepass"
-FEW_TEXTS = 16
-"""`kernel_texts_utf8` of up to this many texts runs `cut_listing_widgets` on each, without the pre-check."""
 
 
 def _markdown_replacement(match: re.Match[str]) -> str:
@@ -215,7 +215,7 @@ def kernel_texts_utf8(texts: Sequence[str]) -> list[bytes]:
     encoded = [text.encode("utf-8", "surrogatepass") for text in stripped]
     # (`cut_listing_widgets` looks for its cue words first: for a few texts that costs less than
     # compiling the pre-check's RE2 patterns, ~80 µs.)
-    may_cuts = may_hold_widget_heading(encoded) if len(texts) > FEW_TEXTS else np.ones(len(texts), bool)
+    may_cuts = may_hold_widget_heading(encoded) if len(texts) > FEW_VALUES else np.ones(len(texts), bool)
     result = []
     for text, utf8, may_cut in zip(stripped, encoded, may_cuts):
         final = _nfkc(cut_listing_widgets(text) if may_cut else text)

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jobdedup.pipeline.clean import FEW_TEXTS
+from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import ADS_COLUMNS
 
@@ -228,7 +228,7 @@ class Service:
         and the RE2 patterns only batches compile made, before the first request: ~0.3 s)."""
         with self.reader() as index:
             index.store.view()
-            for n in (1, FEW_TEXTS + 1):
+            for n in (1, FEW_VALUES + 1):
                 ids = [f"\x00warm-up {i}" for i in range(n)]
                 ads = pd.DataFrame({"ad_id": ids, "description": "warm up the kernels " * 5})
                 index.check(ads, self.check_model)

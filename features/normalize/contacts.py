@@ -20,7 +20,7 @@ from jobdedup.features.normalize.text import (
     _INVISIBLE_RE,
     _code_point_runs,
 )
-from jobdedup.features.normalize.unique import _check_series
+from jobdedup.features.normalize.unique import FEW_VALUES, _check_series
 
 # --------------------------------------------------------------------------------------------
 # Contacts: e-mails, phones, domains
@@ -48,8 +48,6 @@ _RE2_DIGITS = "".join(rf"\x{{{a:x}}}-\x{{{b:x}}}" for a, b in _code_point_runs(s
 _SPELLINGS = {"<S>": (_RE2_SPACE, r"\s"), "<D>": (_RE2_DIGITS, r"\d"), "<END>": ("$", r"\Z")}
 """Template marker: (RE2, Python) spelling of a white-space character, the digits (a class body) and
 the end of the text."""
-FEW_TEXTS = 16
-"""Up to this many texts are pre-checked with Python's `re`."""
 
 
 class _PreCheck(NamedTuple):
@@ -120,8 +118,8 @@ def _arrow_text(s: pd.Series) -> pa.Array:
 
 def _matches(texts: pa.Array, pattern: _PreCheck) -> np.ndarray:
     """Whether `pattern` matches somewhere in each text (False for null): Python's `re` for up to
-    `FEW_TEXTS` texts, else RE2 over the whole array."""
-    if len(texts) <= FEW_TEXTS:
+    `FEW_VALUES` texts, else RE2 over the whole array."""
+    if len(texts) <= FEW_VALUES:
         return np.array([t is not None and bool(pattern.python.search(t)) for t in texts.to_pylist()], bool)
     return pc.match_substring_regex(texts, pattern.re2).fill_null(False).to_numpy(zero_copy_only=False)
 
