@@ -14,8 +14,9 @@ Run:
     git stash; .venv/bin/python -m benchmarks.same_outputs write --ads ADS --out out/same/before
     git stash pop; .venv/bin/python -m benchmarks.same_outputs write --ads ADS --out out/same/after
     .venv/bin/python -m benchmarks.same_outputs compare out/same/before out/same/after
-    (or: write-checks --index out/index_bench/index_100000.jdx --ads out/index_bench/index_batch_100000.parquet
-     --indexed out/index_bench/ads_110000.parquet --out DIR, from each commit)
+    (or, from each commit: write-checks --index out/index_bench/index_100000.jdx
+     --ads out/index_bench/index_batch_100000.parquet --indexed out/index_bench/ads_110000.parquet
+     --out DIR)
 
 The files are pickles of this tool's own results: read only ones you wrote.
 """
@@ -127,7 +128,7 @@ def main() -> None:
     checks = commands.add_parser("write-checks", help="check ads against an index and keep the answers")
     checks.add_argument("--index", type=Path, required=True)
     checks.add_argument("--ads", type=Path, required=True, help="ads to check (not in the index)")
-    checks.add_argument("--indexed", type=Path, required=True, help="ads file whose first ten the index holds")
+    checks.add_argument("--indexed", type=Path, required=True, help="ads whose first ten the index holds")
     checks.add_argument("--singles", type=int, default=300)
     checks.add_argument("--out", type=Path, required=True)
     compare = commands.add_parser("compare", help="compare two runs written by `write` or `write-checks`")

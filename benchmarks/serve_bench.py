@@ -25,7 +25,8 @@ Steps, each bounded in requests and time (the machine is shared; the load averag
 5. memory of the service's processes (its `--workers` and their writers): PSS summed (shared
    pages counted once), RSS summed, at start and end, and the peaks of both sampled every second.
 
-Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 --clients 8] [--rate 10 20] [--write]
+Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 --clients 8] [--rate 10 20]
+[--write]
 (--size 10000 for a quick run; results also in out/serve_bench/results_N.json)
 """
 
@@ -350,7 +351,8 @@ def table(r: dict) -> str:
     batch_name = f"`POST /v1/check` of {batch['ads']:,} ads: ads/s (median of {len(batch['seconds'])})"
     rows = [("single-ad check, 1 client, no writes: p50 / p90 / p99 / max ms", pct(seq), "—")]
     for step in ([load] if load else []) + r.get("open_loop_checks", []):
-        adds = f"{step['adds_during']} adds ({step['ads_added_during']:,} ads), median {step['add_seconds_median']} s each"
+        median = step["add_seconds_median"]
+        adds = f"{step['adds_during']} adds ({step['ads_added_during']:,} ads), median {median} s each"
         how = (
             f"open loop, {step['rate']:g} checks/s scheduled, at most {step['clients']} in flight"
             if step.get("rate")
@@ -386,7 +388,7 @@ def main() -> None:
     )
     parser.add_argument("--clients", type=int, default=8, help="concurrent checking clients (most in flight)")
     parser.add_argument(
-        "--rate", type=float, nargs="*", default=[], help="open-loop steps: single-ad checks scheduled per second"
+        "--rate", type=float, nargs="*", default=[], help="open-loop steps: single-ad checks per second"
     )
     parser.add_argument("--workers", type=int, default=2, help="service processes (`serve --workers`)")
     parser.add_argument("--sequential", type=int, default=200, help="single-ad checks from one client first")

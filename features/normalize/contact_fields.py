@@ -47,7 +47,8 @@ def extract_contacts(
     joined = pc.binary_join_element_wise(heads.take(has_head), tails, pa.scalar("\n", heads.type))
     checks[has_head] = _contact_checks(joined, _MAY_HAVE_CONTACTS)
     rows = np.flatnonzero(checks[:, 0])
-    texts = [h + "\n" + (b or "") for h, b in zip(heads.take(rows).to_pylist(), bodies.take(rows).to_pylist())]
+    pairs = zip(heads.take(rows).to_pylist(), bodies.take(rows).to_pylist())
+    texts = [h + "\n" + (b or "") for h, b in pairs]
     emails, phones, domains = _contact_series(
         texts, rows, checks[rows], [_emails, _phones, _domains], contact, regions
     )
