@@ -27,6 +27,7 @@ from benchmarks.index_bench import BUILD_BATCH, OUT, _model, build
 
 def run(index_path: Path, batch_path: Path, checks: int, batch_ads: int) -> dict:
     """Single-ad checks, then one `batch_ads`-ad check, over a cached read of the index."""
+    from jobdedup.features.normalize import FEW_VALUES
     from jobdedup.pipeline.index.cache import KeyCache, open_cached
     from jobdedup.pipeline.index.key_files import key_directory
 
@@ -37,6 +38,7 @@ def run(index_path: Path, batch_path: Path, checks: int, batch_ads: int) -> dict
         index.store.view()
         for i in range(3):  # compiled kernels and caches warmed, as the service's warm-up does
             index.check(ads.iloc[[i]], single)
+        index.check(ads.iloc[: FEW_VALUES + 1], single)  # (and the batch paths' RE2 patterns)
         cpu, steps = [], {}
         for i in range(checks):
             started = time.process_time()

@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         ],
     )
     hint_rows = np.flatnonzero(
-        pc.match_substring_regex(pa.array(texts.tolist()), new_contacts._RE2_PHONE_HINT)
+        pc.match_substring_regex(pa.array(texts.tolist()), new_contacts._PHONE_HINT.re2)
         .fill_null(False)
         .to_numpy(zero_copy_only=False)
     )

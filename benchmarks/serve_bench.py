@@ -11,13 +11,22 @@ a round is reposts of the last one).
 Steps, each bounded in requests and time (the machine is shared; the load average is recorded):
 1. start `jobdedup serve --workers W` on a free loopback port; time to ready, memory;
 2. sequential single-ad checks (one client, no writes): the service's own latency;
-3. `--clients` concurrent clients send `--requests` single-ad checks in total while one more client
-   adds `--add-batch`-ad batches back to back: end-to-end latency percentiles;
-4. `POST /v1/check` with 1,000 ads, `--batch-repeat` times: ads per second;
+3. closed loop: `--clients` concurrent clients send `--requests` single-ad checks in total, each
+   the next as soon as its last is answered, while one more client adds `--add-batch`-ad batches
+   back to back: end-to-end latency percentiles. Clients that wait for their answers send less
+   when the service slows down, so with 8 clients on 2 cores the latency is ~8 x the CPU per check
+   / 2: a throughput figure, not the latency an arriving ad sees;
+3b. open loop, for each `--rate R`: `--requests` single-ad checks scheduled at R per second (request
+   i at start + i / R), sent by at most `--clients` at once, the same adder running; each latency is
+   counted from the request's *scheduled* time, so the time a request waits for a free client (a
+   queue) counts too (no coordinated omission);
+4. `POST /v1/check` with 1,000 ads, `--batch-repeat` times: ads per second (run before step 3:
+   its adds make the groups a check reads back grow by the round, so runs with more adds met more);
 5. memory of the service's processes (its `--workers` and their writers): PSS summed (shared
    pages counted once), RSS summed, at start and end, and the peaks of both sampled every second.
 
-Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 --clients 8] [--write]
+Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 --clients 8] [--rate 10 20]
+[--write]
 (--size 10000 for a quick run; results also in out/serve_bench/results_N.json)
 """
 
@@ -35,9 +44,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "out" / "serve_bench"
@@ -109,6 +123,104 @@ def _percentiles(seconds: list[float]) -> dict[str, float]:
     }
 
 
+HEADERS = {"Content-Type": "application/json"}
+
+
+def _load_step(
+    url: str,
+    singles: list[bytes],
+    offset: int,
+    add_ads: pd.DataFrame,
+    rounds: Iterator[int],
+    args: argparse.Namespace,
+    requests: int,
+    rate: float | None,
+) -> dict:
+    """`requests` single-ad checks (bodies `singles[offset:]`, wrapping) from `args.clients` threads
+    while one more client adds `args.add_batch`-ad batches (fresh ad_ids per round from `rounds`).
+
+    Closed loop (`rate` None): each client sends its next check when the last is answered; latency
+    = answer - send. Open loop: check i is due at start + i / `rate`; a free client sends it then
+    (or as soon as one is free, when all are busy); latency = answer - due time, so waiting for a
+    free client counts (no coordinated omission).
+    """
+    import httpx
+
+    latencies: list[list[float]] = [[] for _ in range(args.clients)]
+    late: list[float] = []  # open loop: seconds between due and send, where a client was not free
+    errors: list[str] = []
+    done = threading.Event()
+    next_request = iter(range(requests))
+    lock = threading.Lock()
+    deadline = time.monotonic() + args.max_seconds
+
+    def checker(k: int) -> None:
+        with httpx.Client(base_url=url, headers=HEADERS, timeout=600) as own:
+            while time.monotonic() < deadline:
+                with lock:
+                    i = next(next_request, None)
+                if i is None:
+                    return
+                due = started + i / rate if rate else time.perf_counter()
+                if (wait := due - time.perf_counter()) > 0:
+                    time.sleep(wait)
+                elif rate and wait < -0.001:
+                    late.append(-wait)
+                answer = own.post("/v1/check", content=singles[(offset + i) % len(singles)])
+                latencies[k].append(time.perf_counter() - due)
+                if answer.status_code != 200:
+                    errors.append(f"{answer.status_code} {answer.text[:200]}")
+
+    adds: list[dict] = []
+
+    def adder() -> None:
+        with httpx.Client(base_url=url, headers=HEADERS, timeout=600) as own:
+            while not done.is_set():
+                round_ = next(rounds)
+                for start in range(0, len(add_ads), args.add_batch):
+                    if done.is_set():
+                        return
+                    part = add_ads.iloc[start : start + args.add_batch].copy()
+                    part["ad_id"] = part["ad_id"] + f"~serve{round_}"
+                    t = time.perf_counter()
+                    answer = own.post("/v1/ads", json=_records(part))
+                    if answer.status_code != 200:
+                        errors.append(f"add {answer.status_code} {answer.text[:200]}")
+                        return
+                    adds.append({"seconds": time.perf_counter() - t, "added": answer.json()["added"]})
+
+    load_before = os.getloadavg()
+    writer = threading.Thread(target=adder, daemon=True)
+    if args.add_batch:
+        writer.start()
+    started = time.perf_counter()
+    workers = [threading.Thread(target=checker, args=(k,)) for k in range(args.clients)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    elapsed = time.perf_counter() - started
+    done.set()
+    if args.add_batch:
+        writer.join(timeout=600)
+    every = [s for part in latencies for s in part]
+    return _percentiles(every) | {
+        "mode": f"open loop, {rate} checks/s scheduled" if rate else "closed loop",
+        "rate": rate,
+        "clients": args.clients,
+        "requests_asked": requests,
+        "seconds": round(elapsed, 1),
+        "checks_per_second": round(len(every) / elapsed, 1),
+        "sent_late": len(late),
+        "sent_late_median_ms": round(float(np.median(late)) * 1000, 1) if late else None,
+        "adds_during": len(adds),
+        "ads_added_during": int(sum(a["added"] for a in adds)),
+        "add_seconds_median": round(float(np.median([a["seconds"] for a in adds])), 2) if adds else None,
+        "errors": errors[:5],
+        "load_average": [round(x, 2) for x in load_before],
+    }
+
+
 def run(args: argparse.Namespace) -> dict:
     import httpx
     import pandas as pd
@@ -156,8 +268,7 @@ def run(args: argparse.Namespace) -> dict:
         peak: dict[str, float] = {}
         watching = threading.Event()
         threading.Thread(target=_watch_memory, args=(service.pid, peak, watching), daemon=True).start()
-        headers = {"Content-Type": "application/json"}
-        client = httpx.Client(base_url=url, headers=headers, timeout=600)
+        client = httpx.Client(base_url=url, headers=HEADERS, timeout=600)
         stats = client.get("/v1/stats").json()
         results["index_ads"], results["keys_in_memory"] = stats["ads"], stats["service"]["keys_in_memory"]
 
@@ -176,75 +287,7 @@ def run(args: argparse.Namespace) -> dict:
         results["sequential_check"] = _percentiles(sequential) | {"decisions": decisions}
         print("sequential", results["sequential_check"], flush=True)
 
-        # 3. concurrent single-ad checks while another client adds batches
-        latencies: list[list[float]] = [[] for _ in range(args.clients)]
-        errors: list[str] = []
-        done = threading.Event()
-        next_request = iter(range(args.requests))
-        lock = threading.Lock()
-        deadline = time.monotonic() + args.max_seconds
-
-        def checker(k: int) -> None:
-            with httpx.Client(base_url=url, headers=headers, timeout=600) as own:
-                while time.monotonic() < deadline:
-                    with lock:
-                        i = next(next_request, None)
-                    if i is None:
-                        return
-                    t = time.perf_counter()
-                    answer = own.post("/v1/check", content=singles[(args.sequential + i) % len(singles)])
-                    latencies[k].append(time.perf_counter() - t)
-                    if answer.status_code != 200:
-                        errors.append(f"{answer.status_code} {answer.text[:200]}")
-
-        adds: list[dict] = []
-
-        def adder() -> None:
-            with httpx.Client(base_url=url, headers=headers, timeout=600) as own:
-                round_ = 0
-                while not done.is_set():
-                    for start in range(0, len(add_ads), args.add_batch):
-                        if done.is_set():
-                            return
-                        part = add_ads.iloc[start : start + args.add_batch].copy()
-                        part["ad_id"] = part["ad_id"] + f"~serve{round_}"
-                        t = time.perf_counter()
-                        answer = own.post("/v1/ads", json=_records(part))
-                        if answer.status_code != 200:
-                            errors.append(f"add {answer.status_code} {answer.text[:200]}")
-                            return
-                        adds.append({"seconds": time.perf_counter() - t, "added": answer.json()["added"]})
-                    round_ += 1
-
-        load_before = os.getloadavg()
-        writer = threading.Thread(target=adder, daemon=True)
-        if args.add_batch:
-            writer.start()
-        started = time.perf_counter()
-        workers = [threading.Thread(target=checker, args=(k,)) for k in range(args.clients)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-        elapsed = time.perf_counter() - started
-        done.set()
-        if args.add_batch:
-            writer.join(timeout=600)
-        every = [s for part in latencies for s in part]
-        results["concurrent_check"] = _percentiles(every) | {
-            "clients": args.clients,
-            "requests_asked": args.requests,
-            "seconds": round(elapsed, 1),
-            "checks_per_second": round(len(every) / elapsed, 1),
-            "adds_during": len(adds),
-            "ads_added_during": int(sum(a["added"] for a in adds)),
-            "add_seconds_median": round(float(np.median([a["seconds"] for a in adds])), 2) if adds else None,
-            "errors": errors[:5],
-            "load_average": [round(x, 2) for x in load_before],
-        }
-        print("concurrent", results["concurrent_check"], flush=True)
-
-        # 4. batch checks of 1,000 ads
+        # 4. batch checks of 1,000 ads, before the adds of step 3 (which grow the groups it reads back)
         batch_body = json.dumps(_records(check_ads.iloc[: args.batch_ads])).encode()
         batch_seconds = []
         for _ in range(args.batch_repeat):
@@ -259,6 +302,23 @@ def run(args: argparse.Namespace) -> dict:
             "ads_per_second": round(args.batch_ads / median, 1),
         }
         print("batch", results["batch_check"], flush=True)
+
+        # 3. concurrent single-ad checks while another client adds batches: closed loop, then open loop
+        offset, rounds = args.sequential, iter(range(1_000_000))
+        if args.requests_closed:
+            results["concurrent_check"] = _load_step(
+                url, singles, offset, add_ads, rounds, args, args.requests_closed, rate=None
+            )
+            print("concurrent", results["concurrent_check"], flush=True)
+            offset += args.requests_closed
+        results["open_loop_checks"] = []
+        for rate in args.rate:
+            results["open_loop_checks"].append(
+                _load_step(url, singles, offset, add_ads, rounds, args, args.requests, rate=rate)
+            )
+            print("open loop", results["open_loop_checks"][-1], flush=True)
+            offset += args.requests
+
         results["memory_at_end_mb"] = _memory(service.pid)
         watching.set()
         results["memory_peak_sampled_mb"] = peak
@@ -281,27 +341,38 @@ def table(r: dict) -> str:
     def pct(p: dict) -> str:
         return f"{p['p50_ms']} / {p['p90_ms']} / {p['p99_ms']} / {p['max_ms']} (n = {p['n']:,})" if p else "—"
 
-    load, seq, batch = r["concurrent_check"], r["sequential_check"], r["batch_check"]
+    load, seq, batch = r.get("concurrent_check"), r["sequential_check"], r["batch_check"]
     start, end, peak = r["memory_at_start_mb"], r["memory_at_end_mb"], r["memory_peak_sampled_mb"]
     memory = (
         f"PSS {start['Pss']:,.0f} at start, {end['Pss']:,.0f} at end, peak {peak['Pss']:,.0f} (sampled); "
         f"RSS summed over {end['processes']} processes {start['VmRSS']:,.0f} / {end['VmRSS']:,.0f} / "
         f"{peak['VmRSS']:,.0f}"
     )
-    adds = f"{load['adds_during']} adds ({load['ads_added_during']:,} ads), median {load['add_seconds_median']} s each"
-    under_load = f"single-ad check, {load['clients']} clients while 1 client adds 1,000-ad batches: p50 / p90 / p99 / max ms"
     batch_name = f"`POST /v1/check` of {batch['ads']:,} ads: ads/s (median of {len(batch['seconds'])})"
-    rows = [
-        ("single-ad check, 1 client, no writes: p50 / p90 / p99 / max ms", pct(seq), "—"),
-        (under_load, pct(load), "p50 ≤ 20, p99 ≤ 100"),
-        ("single-ad checks per second under that load", f"{load['checks_per_second']}", "—"),
-        ("adds during that load", adds, "—"),
+    rows = [("single-ad check, 1 client, no writes: p50 / p90 / p99 / max ms", pct(seq), "—")]
+    for step in ([load] if load else []) + r.get("open_loop_checks", []):
+        median = step["add_seconds_median"]
+        adds = f"{step['adds_during']} adds ({step['ads_added_during']:,} ads), median {median} s each"
+        how = (
+            f"open loop, {step['rate']:g} checks/s scheduled, at most {step['clients']} in flight"
+            if step.get("rate")
+            else f"closed loop, {step['clients']} clients"
+        )
+        rows += [
+            (f"single-ad check, {how}, while 1 client adds 1,000-ad batches: p50 / p90 / p99 / max ms",
+             pct(step), "p50 ≤ 20, p99 ≤ 100"),
+            ("… checks per second answered; sent late (no client free)",
+             f"{step['checks_per_second']}; {step.get('sent_late', 0)}", "—"),
+            ("… adds during it", adds, "—"),
+        ]  # fmt: skip
+    rows += [
         (batch_name, f"{batch['ads_per_second']:,} ({batch['seconds']} s)", "≥ 2,000"),
         (f"service memory ({r['workers']} worker(s) and writers), MB", memory, "≤ 2,000"),
         ("start to ready, s (keys decoded into memory)", f"{r['ready_seconds']}", "—"),
     ]
     index = f"Index of {r['index_ads']:,} ads ({r['index_bytes'] / 1e6:,.0f} MB), {r['keys_in_memory']:,} keys in memory"
-    lines = [f"{index}; load average {load['load_average']} at the load step.", "", "| measure | figure | target |"]
+    loads = [s["load_average"] for s in ([load] if load else []) + r.get("open_loop_checks", [])]
+    lines = [f"{index}; load average {loads} at the load steps.", "", "| measure | figure | target |"]
     lines.append("|---|---|---|")
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines)
@@ -312,7 +383,13 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1_000_000, help="indexed ads (multiple of 10,000)")
     parser.add_argument("--build-batch", type=int, default=100_000, help="ads per add when building the index")
     parser.add_argument("--requests", type=int, default=5000, help="single-ad checks under load, in total")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent checking clients")
+    parser.add_argument(
+        "--requests-closed", type=int, default=None, help="closed-loop checks (default --requests; 0: none)"
+    )
+    parser.add_argument("--clients", type=int, default=8, help="concurrent checking clients (most in flight)")
+    parser.add_argument(
+        "--rate", type=float, nargs="*", default=[], help="open-loop steps: single-ad checks per second"
+    )
     parser.add_argument("--workers", type=int, default=2, help="service processes (`serve --workers`)")
     parser.add_argument("--sequential", type=int, default=200, help="single-ad checks from one client first")
     parser.add_argument("--add-batch", type=int, default=1000, help="ads per add while checking (0: no adds)")
@@ -321,6 +398,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=1200, help="time limit of the load step")
     parser.add_argument("--write", action="store_true", help="print a Markdown table for RESULTS.md")
     args = parser.parse_args()
+    args.requests_closed = args.requests if args.requests_closed is None else args.requests_closed
     results = run(args)
     text = table(results)
     print(text)

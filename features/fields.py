@@ -16,6 +16,7 @@ import pandas as pd
 from jobdedup.features.listings import listing_keys
 from jobdedup.features.normalize import (
     ad_regions,
+    distinct,
     extract_contacts,
     extract_domains,
     location_parts,
@@ -46,8 +47,8 @@ FIELD_COLUMNS = [
 
 def _sorted_tokens(titles: pd.Series) -> pd.Series:
     """Title words sorted and de-duplicated: "engineer data senior" for any word order."""
-    codes, uniques = pd.factorize(titles, use_na_sentinel=True)
-    words = [" ".join(sorted(set(str(t).split()))) for t in np.asarray(uniques, dtype=object)]
+    codes, uniques = distinct(titles)
+    words = [" ".join(sorted(set(str(t).split()))) for t in uniques]
     keys = np.array([*words, pd.NA], dtype=object)
     return pd.Series(keys[codes], index=titles.index, dtype=object)
 

@@ -19,6 +19,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.normalize import distinct
+
 TRACKING_PARAMETERS = frozenset(
     "se v domain gh_src src source ref refid trackingid tracking_id from campaign medium fbclid gclid "
     "sessionid session_id lang locale".split()
@@ -44,6 +46,6 @@ def _listing_key(url: str) -> str | None:
 
 def listing_keys(urls: pd.Series) -> pd.Series:
     """Per ad, its listing key (None where the URL is missing or not a URL); each distinct URL once."""
-    codes, distinct = pd.factorize(urls.astype(object).where(urls.notna(), None))
-    keys = np.array([_listing_key(str(url)) for url in distinct] + [None], dtype=object)
+    codes, urls_once = distinct(urls)
+    keys = np.array([_listing_key(str(url)) for url in urls_once] + [None], dtype=object)
     return pd.Series(keys[codes], index=urls.index, dtype=object)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.mentions import PLACE_FLEXIBLE_HASHES
-from jobdedup.features.normalize import LEGAL_FORM_WORDS, TITLE_WORDS_ADDED, district_town
+from jobdedup.features.normalize import LEGAL_FORM_WORDS, TITLE_WORDS_ADDED, distinct, district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sets_of_rows, sorted_member, sorted_unique
 from jobdedup.features.titles import PLACE_FILLER_WORDS, TITLE_FILLER_WORDS, TITLE_FORMAT_WORDS
@@ -131,8 +131,8 @@ def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
     "München, Bayern"), where the normalised location has a city; empty elsewhere (a country, a
     region, remote)."""
     # Split each distinct location once (a million ads have a few thousand); code -1 = missing.
-    codes, distinct = pd.factorize(locations.astype(object).where(locations.notna(), None))
-    first = np.array([None, *(text.split(",")[0] if isinstance(text, str) else None for text in distinct)])
+    codes, once = distinct(locations)
+    first = np.array([None, *(text.split(",")[0] if isinstance(text, str) else None for text in once)])
     named = np.where(cities.notna().to_numpy(), first[codes + 1], None)
     return _name_words(pd.Series(named, index=locations.index, dtype=object), _generic_hashes())
 
@@ -147,23 +147,22 @@ def area_words(locations: pd.Series) -> ShingleSets:
         >>> area_words(pd.Series(["Filton, Bristol", "Maidstone, Kent", "Dallas, TX", "Leeds", None])).sizes.tolist()
         [1, 0, 0, 0, 0]
     """
-    town = district_town(locations)
-    return _name_words(town.astype(object).where(town.notna(), None), _generic_hashes())
+    return _name_words(district_town(locations), _generic_hashes())
 
 
 def _name_words(names: pd.Series, stop: np.ndarray) -> ShingleSets:
     """Per row, the 32-bit hashes of the name's words not in `stop`; each distinct name is
     tokenised once."""
-    codes, distinct = pd.factorize(names.astype(object).where(names.notna(), None))
-    tokens = tokenize([str(name) for name in distinct])
+    codes, once = distinct(names)
+    tokens = tokenize([str(name) for name in once])
     hashes = tokens.word_hash.astype(np.uint32)
-    doc = np.repeat(np.arange(len(distinct), dtype=np.uint64), tokens.words_per_doc)
+    doc = np.repeat(np.arange(len(once), dtype=np.uint64), tokens.words_per_doc)
     keep = ~sorted_member(hashes, stop)
-    unique_sets = sets_of_rows(doc[keep], hashes[keep], len(distinct))
+    unique_sets = sets_of_rows(doc[keep], hashes[keep], len(once))
     missing = codes < 0
     rows = np.where(missing, 0, codes)
-    sets = unique_sets.subset(rows) if len(distinct) else ShingleSets.from_lists([[] for _ in codes])
-    if missing.any() and len(distinct):
+    sets = unique_sets.subset(rows) if len(once) else ShingleSets.from_lists([[] for _ in codes])
+    if missing.any() and len(once):
         sizes = np.where(missing, 0, sets.sizes)
         keep_values = np.repeat(~missing, sets.sizes)
         indptr = np.zeros(len(codes) + 1, dtype=np.int64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -339,7 +340,7 @@ def test_extract_domains() -> None:
     [
         (r"\s", contacts._RE2_SPACE),
         (r"\d", f"[{contacts._RE2_DIGITS}]"),
-        (text._INVISIBLE_RE.pattern, contacts._RE2_INVISIBLE),
+        (text._INVISIBLE_RE.pattern, contacts._HAS_INVISIBLE.re2),
         ("(?i)[aä]", "[aAäÄ]"),  # the letters of "(at)" / "(ät)" in `_RE2_OBFUSCATED_AT`
         ("(?i)t", "[tT]"),
         ("(?i)w", "[wW]"),  # "www." in `_RE2_MAY_HAVE_DOMAINS`
@@ -385,6 +386,31 @@ def test_fast_scans_find_what_the_regexes_find(text: str) -> None:
 @given(st.lists(_SCAN_PIECES, max_size=40).map("".join))
 def test_fast_scans_find_what_the_regexes_find_on_any_mix(text: str) -> None:
     _scans_agree(text)
+
+
+_PRE_CHECKS = {
+    "emails": contacts._MAY_HAVE_EMAILS,
+    "phone": contacts._PHONE_HINT,
+    "domains": contacts._MAY_HAVE_DOMAINS,
+    "invisible": contacts._HAS_INVISIBLE,
+}
+# One-token texts with the line ends and spaces `_MAY_HAVE_DOMAINS`' anchors could part on.
+_EDGE_TEXTS = ["acme.com", "acme.com\n", "acme.com\n\n", "\nacme.com", " acme.com /x\n", "acme.com/x\ny",
+               "\u3000acme.com\u2028", "a b", "\x0bacme.com\x0c", "", "\n", "12345678\n", "1 2\u00a03-4/5\\6(7)8",
+               "1" + " " * 31 + "2", "1" + " " * 30 + "2", "\u200bx", "(\u3000ÄT\x1f)"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _PRE_CHECKS)
+def test_pre_checks_in_python_find_what_re2_finds(name: str) -> None:
+    """Few texts are pre-checked with Python's `re`, many with RE2: the same texts match."""
+    from tests.conftest import DATA
+
+    ads = pd.concat([pd.read_parquet(DATA / f) for f in ("train_ads.parquet", "natural_train_ads.parquet")])
+    texts = [*_SCAN_TEXTS, *_EDGE_TEXTS, *ads["description"].dropna(), *ads["contact"].dropna(), *ads["url"].dropna()]
+    check = _PRE_CHECKS[name]
+    in_re2 = pc.match_substring_regex(pa.array(texts), check.re2).to_pylist()
+    assert [bool(check.python.search(t)) for t in texts] == in_re2
+    assert 0 < sum(in_re2) < len(texts) or name == "invisible"
 
 
 def test_phone_pre_check_reads_digits_as_python_does() -> None:
@@ -495,3 +521,16 @@ def test_district_town_is_the_town_a_listed_district_lies_in():
                                 "Dallas, TX", "Amersham, Buckinghamshire", "Leeds", None, ""])  # fmt: skip
     assert towns[:3] == ["Bristol", "Central London", "Greater Manchester"]
     assert all(pd.isna(t) for t in towns[3:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "ä", "", " ", None, float("nan"), pd.NA, 1, 1.0, True]), max_size=20))
+def test_distinct_is_factorize(values: list) -> None:
+    """`distinct` tells a few values apart with a dict, more with `pd.factorize`: the same codes and values."""
+    from jobdedup.features.normalize import distinct
+
+    for s in (pd.Series(values, dtype=object), pd.Series([v for v in values if isinstance(v, str)], dtype="string")):
+        codes, once = distinct(s)
+        expected_codes, expected = pd.factorize(s, use_na_sentinel=True)
+        assert codes.tolist() == expected_codes.tolist()
+        assert once.tolist() == list(np.asarray(expected, dtype=object))

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobdedup.features.fields import normalize_fields
 from jobdedup.features.kernels import kept_per_doc
+from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
 from jobdedup.pipeline.clean import (
     _WIDGET_HEADING,
@@ -27,8 +29,9 @@ from jobdedup.pipeline.evidence import (
 )
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.io.contract import STRING
 from jobdedup.pipeline.evidence_kernels import WordTable
-from jobdedup.pipeline.prepare import name_vocabulary, prepare_again, prepare_batch
+from jobdedup.pipeline.prepare import name_vocabulary, name_words, prepare_again, prepare_batch
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 from tests.conftest import DATA
@@ -202,3 +205,54 @@ def test_kept_words_per_document_are_those_of_the_cumulative_sum(bundled_tokens:
     kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
     np.cumsum(keep, out=kept_before[1:])
     assert np.array_equal(kept_per_doc(keep, bundled_tokens.doc_ptr), np.diff(kept_before[bundled_tokens.doc_ptr]))
+
+
+def test_fields_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
+    """The normalisers' few-value paths (Python's `re` for the contact pre-checks, ...) give each
+    ad the fields the whole-column paths give it in a large batch."""
+    ads = pd.concat([bundled_ads, _ODD_ADS], ignore_index=True)
+    whole = normalize_fields(ads)
+    step = 7  # below every few-value limit
+    parts = pd.concat([normalize_fields(ads.iloc[i : i + step]) for i in range(0, len(ads), step)])
+    pd.testing.assert_frame_equal(parts, whole)
+    assert whole["emails"].notna().sum() > 50 and whole["phones"].notna().sum() > 50
+
+
+def test_requisition_numbers_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
+    """A few titles, texts and URLs are searched with Python's `re`, many with pandas' `str.contains`."""
+    columns = ("title", "description", "url")
+    ads = pd.concat([bundled_ads, _ODD_ADS], ignore_index=True).astype({c: STRING for c in columns})  # as validated
+    whole = requisition_numbers(ads["title"], ads["description"], ads["url"])
+    step = 7  # below the few-value limit
+    parts = [requisition_numbers(*(ads[c].iloc[i : i + step] for c in columns))
+             for i in range(0, len(ads), step)]  # fmt: skip
+    pd.testing.assert_series_equal(pd.concat(parts), whole)
+    assert whole.notna().sum() > 20
+
+
+def test_prepared_with_the_vocabularys_own_words_is_prepared_without(bundled_ads: pd.DataFrame):
+    """The employer and area words `name_words` made for the vocabulary, handed to `prepare_batch`
+    (slice by slice), are those preparing the ads computes itself."""
+    ads = pd.concat([bundled_ads.iloc[:400], _ODD_ADS], ignore_index=True)
+    config = Config(jobs=1, show_progress=False, chunk_size=150)
+    names, own = name_words(ads)
+    assert np.array_equal(names, name_vocabulary(ads))
+    given = prepare_batch(ads, config, np.zeros(0, np.uint64), names=names, own_words=own).inputs
+    computed = prepare_batch(ads, config, np.zeros(0, np.uint64), names=names).inputs
+    for name in ("employer_words", "area_words", "mentions", "core"):
+        a, b = getattr(given, name), getattr(computed, name)
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
+    assert len(given.employer_words.values) > 100 and len(given.area_words.values) > 0
+
+
+def test_core_blocks_are_those_drop_duplicates_keeps(bundled_tokens: Tokens):
+    from jobdedup.pipeline.boilerplate import in_block_sets
+    from jobdedup.pipeline.prepare import _core_blocks
+
+    known = (sorted_unique(bundled_tokens.block_hash)[::5],)
+    core = ~in_block_sets(bundled_tokens.block_hash, *known)
+    reference = pd.DataFrame(
+        {"doc": bundled_tokens.block_doc[core].astype(np.int64), "block": bundled_tokens.block_hash[core]}
+    ).drop_duplicates(ignore_index=True)
+    pd.testing.assert_frame_equal(_core_blocks(bundled_tokens, known), reference)
+    assert len(reference) < core.sum()  # some blocks repeat within a text

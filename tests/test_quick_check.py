@@ -185,3 +185,24 @@ def test_learnt_boilerplate_is_that_of_the_dataframe_form(seed):
     expected = _reference_learn_boilerplate(batch.batch_boilerplate, seen, stored, config)
     assert np.array_equal(found[0], expected[0]) and np.array_equal(found[1], expected[1])
     pd.testing.assert_frame_equal(found[2], expected[2])
+
+
+def test_value_hashes_and_field_keys_are_those_of_the_pandas_forms():
+    """`value_hashes` and `field_keys` read missing values with numpy: the same hashes and keys as
+    the pandas forms they replaced (stored keys must not change)."""
+    from xxhash import xxh3_64_intdigest
+
+    from jobdedup.features.fields import normalize_fields
+    from jobdedup.pipeline.index.blocks import _NO_VALUE, value_hashes
+    from jobdedup.pipeline.index.rows import FIELD_COMBOS, field_keys
+    from tests.conftest import DATA
+
+    fields = normalize_fields(pd.read_parquet(DATA / "natural_train_ads.parquet"))
+    for column in ("title_tokens", "company"):
+        values = fields[column].astype(object).where(fields[column].notna(), _NO_VALUE)
+        expected = [xxh3_64_intdigest(str(v).encode()) for v in values]
+        assert value_hashes(fields[column]).tolist() == expected
+        assert fields[column].isna().any()
+    docs, _ = field_keys(fields)
+    combo_docs = [np.flatnonzero((fields[a].notna() & fields[b].notna()).to_numpy()) for a, b in FIELD_COMBOS.values()]
+    assert docs[: sum(map(len, combo_docs))].tolist() == np.concatenate(combo_docs).tolist()

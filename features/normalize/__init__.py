@@ -43,8 +43,10 @@ from jobdedup.features.normalize.phones import extract_phones
 from jobdedup.features.normalize.regions import ad_regions
 from jobdedup.features.normalize.text import normalize_occupation, normalize_text_key
 from jobdedup.features.normalize.titles import TITLE_WORDS_ADDED, normalize_title
+from jobdedup.features.normalize.unique import FEW_VALUES, distinct
 
 __all__ = [
+    "FEW_VALUES",
     "FREE_MAIL_DOMAINS",
     "GENERIC_DOMAINS",
     "JOB_BOARD_DOMAINS",
@@ -56,6 +58,7 @@ __all__ = [
     "extract_emails",
     "extract_phones",
     "location_and_city",
+    "distinct",
     "district_town",
     "location_city",
     "location_parts",

@@ -8,6 +8,7 @@ import operator
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ from jobdedup.features.normalize.text import (
     _INVISIBLE_RE,
     _code_point_runs,
 )
-from jobdedup.features.normalize.unique import _check_series
+from jobdedup.features.normalize.unique import FEW_VALUES, _check_series
 
 # --------------------------------------------------------------------------------------------
 # Contacts: e-mails, phones, domains
@@ -36,21 +37,49 @@ _EMAIL_LOCAL_RE = re.compile(r"[a-z0-9][a-z0-9._%+-]{0,63}$", re.I)
 _EMAIL_DOMAIN_RE = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![a-z0-9-])", re.I)
 _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "pdf", "js", "css"})
 
-# The extractors' pre-checks as RE2 patterns (pyarrow.compute), run over all texts at once: a text
-# none of them matches is never converted to a Python string. RE2's \s and \d are ASCII-only, so
-# Python's Unicode classes are spelled out (tests check they agree on every code point).
+# The extractors' pre-checks, run over all texts at once in RE2 (pyarrow.compute): a text none of
+# them matches is never converted to a Python string. A few texts are searched with Python's `re`
+# instead: compiling the RE2 form costs more than that (~0.6 ms for the phone hint's digit classes).
+# Each is written once as a template, spelled for both: RE2's \s and \d are ASCII-only, so Python's
+# Unicode classes are spelled out for RE2 (tests check they agree on every code point).
 _RE2_SPACE = r"[\s\p{Z}\x{0b}\x{1c}-\x{1f}\x{85}]"
 # Python's \d; RE2's \p{Nd} follows a newer Unicode version, with more digits.
 _RE2_DIGITS = "".join(rf"\x{{{a:x}}}-\x{{{b:x}}}" for a, b in _code_point_runs(str.isdecimal))
-_RE2_OBFUSCATED_AT = rf"[(\[{{]{_RE2_SPACE}*[aAäÄ][tT]{_RE2_SPACE}*[)\]}}]"  # `_OBFUSCATED_AT_RE`
-_RE2_MAY_HAVE_EMAILS = rf"@|{_RE2_OBFUSCATED_AT}"
+_SPELLINGS = {"<S>": (_RE2_SPACE, r"\s"), "<D>": (_RE2_DIGITS, r"\d"), "<END>": ("$", r"\Z")}
+"""Template marker: (RE2, Python) spelling of a white-space character, the digits (a class body) and
+the end of the text."""
+
+
+class _PreCheck(NamedTuple):
+    """A pre-check pattern in RE2 spelling and compiled for Python's `re` (both search anywhere)."""
+
+    re2: str
+    python: re.Pattern[str]
+
+
+def _pre_check(*templates: str) -> _PreCheck:
+    """The pre-check matching where any of `templates` (with `_SPELLINGS`' markers) matches."""
+    re2 = python = "|".join(templates)
+    for marker, (in_re2, in_python) in _SPELLINGS.items():
+        re2, python = re2.replace(marker, in_re2), python.replace(marker, in_python)
+    return _PreCheck(re2, re.compile(python))
+
+
+def _any_of(*checks: _PreCheck) -> _PreCheck:
+    """The pre-check matching where any of `checks` matches."""
+    return _PreCheck("|".join(c.re2 for c in checks), re.compile("|".join(c.python.pattern for c in checks)))
+
+
+_OBFUSCATED_AT = r"[(\[{]<S>*[aAäÄ][tT]<S>*[)\]}]"  # `_OBFUSCATED_AT_RE`
+_MAY_HAVE_EMAILS = _pre_check("@", _OBFUSCATED_AT)
 # At least 8 digits and separators in a row; the phone extractor's only pre-check.
-_RE2_PHONE_HINT = rf"[{_RE2_DIGITS}][{_RE2_DIGITS} ().\-/\x{{a0}}\\]{{6,30}}[{_RE2_DIGITS}]"
-# E-mail, URL, "www." or a text that is one token (a looser form of `_BARE_DOMAIN_RE`).
-_RE2_MAY_HAVE_DOMAINS = (
-    rf"{_RE2_MAY_HAVE_EMAILS}|://|[wW]{{3}}\.|^{_RE2_SPACE}*[^\s/:?#]*{_RE2_SPACE}*(?:[/:?#][^\n]*)?\n?$"
+_PHONE_HINT = _pre_check(r"[<D>][<D> ().\-/\xa0\\]{6,30}[<D>]")
+# E-mail, URL, "www." or a text that is one token (a looser form of `_BARE_DOMAIN_RE`; [\t\n\f\r ]
+# is RE2's \s).
+_MAY_HAVE_DOMAINS = _pre_check(
+    "@", _OBFUSCATED_AT, "://", r"[wW]{3}\.", r"^<S>*[^\t\n\f\r /:?#]*<S>*(?:[/:?#][^\n]*)?\n?<END>"
 )
-_RE2_INVISIBLE = f"[{_INVISIBLE}]"  # NFKC never makes these, so a text without them stays without
+_HAS_INVISIBLE = _pre_check(f"[{_INVISIBLE}]")  # NFKC never makes these: a text without them stays so
 
 
 class _Contact:
@@ -59,7 +88,7 @@ class _Contact:
     def __init__(self, raw: str, phone_hint: bool, invisible: bool, region: str | None = None) -> None:
         self.raw = raw
         self.region = region  # the ad's country (ISO 3166 alpha-2) if known: phone numbers' default
-        self.phone_hint = phone_hint  # whether `raw` matches `_RE2_PHONE_HINT`
+        self.phone_hint = phone_hint  # whether `raw` matches `_PHONE_HINT`
         self.invisible = invisible  # whether `raw` holds `_INVISIBLE` characters
         self._clean: str | None = None
         self._emails: set[str] | None = None
@@ -87,22 +116,25 @@ def _arrow_text(s: pd.Series) -> pa.Array:
     return strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
 
 
-def _re2_matches(texts: pa.Array, pattern: str) -> np.ndarray:
-    """Whether RE2 `pattern` matches somewhere in each text (False for null)."""
-    return pc.match_substring_regex(texts, pattern).fill_null(False).to_numpy(zero_copy_only=False)
+def _matches(texts: pa.Array, pattern: _PreCheck) -> np.ndarray:
+    """Whether `pattern` matches somewhere in each text (False for null): Python's `re` for up to
+    `FEW_VALUES` texts, else RE2 over the whole array."""
+    if len(texts) <= FEW_VALUES:
+        return np.array([t is not None and bool(pattern.python.search(t)) for t in texts.to_pylist()], bool)
+    return pc.match_substring_regex(texts, pattern.re2).fill_null(False).to_numpy(zero_copy_only=False)
 
 
-def _contact_checks(texts: pa.Array, pattern: str) -> np.ndarray:
-    """Rows x whether each text matches (RE2 `pattern`, `_RE2_PHONE_HINT`, `_RE2_INVISIBLE`).
+def _contact_checks(texts: pa.Array, pattern: _PreCheck) -> np.ndarray:
+    """Rows x whether each text matches (`pattern`, `_PHONE_HINT`, `_HAS_INVISIBLE`).
 
     The last two are only searched for in the texts `pattern` matches (False elsewhere).
     """
     checks = np.zeros((len(texts), 3), dtype=bool)
-    rows = np.flatnonzero(_re2_matches(texts, pattern))
+    rows = np.flatnonzero(_matches(texts, pattern))
     candidates = texts.take(rows)
     checks[rows, 0] = True
-    checks[rows, 1] = _re2_matches(candidates, _RE2_PHONE_HINT)
-    checks[rows, 2] = _re2_matches(candidates, _RE2_INVISIBLE)
+    checks[rows, 1] = _matches(candidates, _PHONE_HINT)
+    checks[rows, 2] = _matches(candidates, _HAS_INVISIBLE)
     return checks
 
 
@@ -141,9 +173,9 @@ def _regions_at(regions: pd.Series | None, rows: np.ndarray) -> list[str | None]
 
 
 def _map_contacts(
-    s: pd.Series, extractors: list[_Extractor], pattern: str, regions: pd.Series | None = None
+    s: pd.Series, extractors: list[_Extractor], pattern: _PreCheck, regions: pd.Series | None = None
 ) -> list[pd.Series]:
-    """`extractors` applied to each distinct text of `s` that RE2 `pattern` matches; NA elsewhere.
+    """`extractors` applied to each distinct text of `s` that `pattern` matches; NA elsewhere.
 
     `pattern` must match every text in which an extractor can find something.
     """
@@ -222,4 +254,4 @@ def extract_emails(s: pd.Series) -> pd.Series:
         ...                           "none"])).tolist()
         [('hr@acme.co.uk', 'jobs@acme.co.uk'), ('bewerbung@firma.de',), <NA>]
     """
-    return _map_contacts(_check_series(s, "extract_emails"), [_emails], _RE2_MAY_HAVE_EMAILS)[0]
+    return _map_contacts(_check_series(s, "extract_emails"), [_emails], _MAY_HAVE_EMAILS)[0]

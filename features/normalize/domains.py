@@ -12,7 +12,7 @@ import tldextract
 
 from jobdedup.features.normalize.contacts import (
     _FILE_TLDS,
-    _RE2_MAY_HAVE_DOMAINS,
+    _MAY_HAVE_DOMAINS,
     _Contact,
     _find_all,
     _has_obfuscated_at,
@@ -176,4 +176,4 @@ def extract_domains(s: pd.Series) -> pd.Series:
         ...     "https://de.indeed.com/viewjob?jk=1", "Apply: jobs@acme.de or www.acme.com"])).tolist()
         [('acme.co.uk',), <NA>, ('acme.com', 'acme.de')]
     """
-    return _map_contacts(_check_series(s, "extract_domains"), [_domains], _RE2_MAY_HAVE_DOMAINS)[0]
+    return _map_contacts(_check_series(s, "extract_domains"), [_domains], _MAY_HAVE_DOMAINS)[0]

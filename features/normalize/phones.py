@@ -9,7 +9,7 @@ import pandas as pd
 import phonenumbers
 
 from jobdedup.features.normalize.contacts import (
-    _RE2_PHONE_HINT,
+    _PHONE_HINT,
     _Contact,
     _map_contacts,
 )
@@ -91,7 +91,7 @@ def _valid_number(cand: str, region: str | None) -> phonenumbers.PhoneNumber | N
 
 
 def _phones(contact: _Contact) -> tuple[str, ...] | None:
-    if not contact.phone_hint:  # `_RE2_PHONE_HINT`: most ads hold no 8-digit run at all
+    if not contact.phone_hint:  # `_PHONE_HINT`: most ads hold no 8-digit run at all
         return None
     text = contact.clean
     if "(0)" in text:
@@ -133,4 +133,4 @@ def extract_phones(s: pd.Series, regions: pd.Series | None = None) -> pd.Series:
         ...                pd.Series([None, "GB", "DE"])).tolist()
         [('+442079460958', '02079460958'), ('+442079460958', '02079460958'), <NA>]
     """
-    return _map_contacts(_check_series(s, "extract_phones"), [_phones], _RE2_PHONE_HINT, regions)[0]
+    return _map_contacts(_check_series(s, "extract_phones"), [_phones], _PHONE_HINT, regions)[0]

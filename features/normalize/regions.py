@@ -73,4 +73,5 @@ def ad_regions(location_country: pd.Series, url: pd.Series, source: pd.Series) -
         values = signal.to_numpy(dtype=object)
         known = pd.notna(values)
         region[known] = values[known]
-    return pd.Series(region, index=location_country.index, dtype="string")
+    # (a StringDtype instance: "string", without pandas' ~25 µs lookup of the name)
+    return pd.Series(region, index=location_country.index, dtype=pd.StringDtype())

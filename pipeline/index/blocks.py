@@ -30,10 +30,9 @@ import numpy as np
 import pandas as pd
 from xxhash import xxh3_64_intdigest
 
-from jobdedup.features.shingle_sets import sorted_member, sorted_unique
+from jobdedup.features.shingle_sets import first_occurrences, sorted_member, sorted_unique
 from jobdedup.pipeline.boilerplate import find_boilerplate_blocks, merge_block_sets
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.index.quick_check import first_occurrences
 from jobdedup.pipeline.prepare import PreparedBatch
 
 SIGHTING_KEY_BITS = 48
@@ -42,8 +41,10 @@ _NO_VALUE = "\x00none"  # a missing title or employer (as `pipeline.prepare` cod
 
 def value_hashes(values: pd.Series) -> np.ndarray:
     """64-bit hash (xxh3) of each normalised value; every missing value is one value."""
-    values = values.astype(object).where(values.notna(), _NO_VALUE)
-    return np.fromiter((xxh3_64_intdigest(str(v).encode()) for v in values), np.uint64, len(values))
+    # (numpy, not astype/where: ~0.1 ms each on one ad)
+    texts = values.to_numpy(dtype=object)
+    named = (_NO_VALUE if missing else str(v) for v, missing in zip(texts, pd.isna(texts)))
+    return np.fromiter((xxh3_64_intdigest(t.encode()) for t in named), np.uint64, len(texts))
 
 
 def sighting_keys(blocks: np.ndarray) -> np.ndarray:

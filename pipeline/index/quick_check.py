@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.shingle_sets import index_ranges, sorted_member, sorted_unique
+from jobdedup.features.shingle_sets import first_occurrences, index_ranges, sorted_member, sorted_unique
 from jobdedup.pipeline.index.store import IndexStore
 
 
@@ -38,15 +38,6 @@ class Hits(NamedTuple):
     lsh: np.ndarray
     ad: np.ndarray
     big: np.ndarray
-
-
-def first_occurrences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Positions of the first row of each distinct (a, b), in order (what `drop_duplicates` keeps)."""
-    order = np.lexsort((np.arange(len(a)), b, a))
-    x, y = a[order], b[order]
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = (x[1:] != x[:-1]) | (y[1:] != y[:-1])
-    return np.sort(order[first])
 
 
 def distinct_query(key: np.ndarray, doc: np.ndarray, lsh: np.ndarray) -> tuple[np.ndarray, ...]:

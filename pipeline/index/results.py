@@ -101,12 +101,9 @@ def would_add(
     old_gids = sorted_unique(
         np.concatenate([new_gid[~np.isin(new_gid, new_id)], merges["into_gid"].to_numpy()])
     )
-    gid_names = pd.concat(
-        [
-            store.group_names(old_gids) if len(old_gids) else pd.Series(dtype=object),
-            pd.Series(new_group_names(store, founders, new_id, new_ad_ids), index=founders, dtype=object),
-        ]
-    )
+    gid_names = pd.Series(new_group_names(store, founders, new_id, new_ad_ids), index=founders, dtype=object)
+    if len(old_gids):  # (no old group named: no concatenation, ~0.1 ms of a single-ad check)
+        gid_names = pd.concat([store.group_names(old_gids), gid_names])
     final_gid = np.concatenate([new_gid, final_gid_of_old])
     all_ad_ids = np.concatenate([new_ad_ids, old["ad_id"].astype(str).to_numpy()])
     is_duplicate = accepted & (final_gid[left] == final_gid[right])
@@ -122,7 +119,7 @@ def would_add(
             "via_lsh": via_lsh,
             "via_fields": via_fields,
             "b_in_index": right >= n,
-            "dup_type": pd.array(dup_type, dtype="string"),
+            "dup_type": pd.array(dup_type, dtype=pd.StringDtype()),  # (= "string", not looked up by name)
         }
     )
     groups, merge_table = output_tables(

@@ -386,8 +386,8 @@ def field_keys(fields: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     strings: list[str] = []
     # (Plain lists, not pandas string operations: one check's few ads cost ~1 ms per pandas call.)
     for name, (first, second) in FIELD_COMBOS.items():
-        present = np.flatnonzero((fields[first].notna() & fields[second].notna()).to_numpy()).tolist()
         firsts, seconds = fields[first].to_numpy(dtype=object), fields[second].to_numpy(dtype=object)
+        present = np.flatnonzero(~(pd.isna(firsts) | pd.isna(seconds))).tolist()
         docs += present
         strings += [f"{name}\x1f{firsts[doc]}\x1f{seconds[doc]}" for doc in present]
     for name in FIELD_ITEMS:
