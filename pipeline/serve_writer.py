@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import signal
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,10 @@ class WriterProcess:
         self._process: Any = None
         self._connection: Connection | None = None
         self._timer: threading.Timer | None = None
+        # The child is started from this one thread, which lives as long as the writer: Linux sends
+        # the child's parent-death signal (`die_with_parent`) when the *thread* that forked it ends,
+        # and the service's request threads end when idle, which killed the child mid-write.
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobdedup-writer-starter")
         self.starts = 0  # children started (for tests and stats)
         self.calls = 0  # writes asked
 
@@ -63,6 +68,9 @@ class WriterProcess:
         return self._process is not None and self._process.is_alive()
 
     def _start(self) -> None:
+        self._starter.submit(self._spawn).result()
+
+    def _spawn(self) -> None:
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
         self._process = context.Process(
@@ -121,11 +129,12 @@ class WriterProcess:
         self._process = self._connection = None
 
     def close(self) -> None:
-        """Stop the child (after the write in progress, if any)."""
+        """Stop the child (after the write in progress, if any); the writer takes no write after."""
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
             self._stop()
+        self._starter.shutdown(wait=False)
 
 
 def limit_heap_arenas() -> None:

@@ -60,3 +60,21 @@ def test_writer_process_starts_with_the_first_write_and_stops_when_idle(tmp_path
     finally:
         writer.close()
     assert not writer.running
+
+
+def test_writer_child_outlives_the_thread_that_started_it(tmp_path, default_model, test_ads):
+    """The service writes from request threads that end when idle; the child must not die with the
+    thread whose write started it (Linux's parent-death signal follows the forking thread)."""
+    import threading
+    import time
+
+    writer = WriterProcess(tmp_path / "ads.jdx", default_model.with_config(show_progress=False), wait=5)
+    try:
+        first = threading.Thread(target=writer.add, args=(test_ads.iloc[:10],))
+        first.start()
+        first.join()
+        time.sleep(1.0)  # the thread that asked for the first write has ended
+        assert writer.running and writer.starts == 1
+        assert writer.add(test_ads.iloc[10:15])["added"] == 5 and writer.starts == 1
+    finally:
+        writer.close()
