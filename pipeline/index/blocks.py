@@ -36,7 +36,7 @@ from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.prepare import PreparedBatch
 
 SIGHTING_KEY_BITS = 48
-_NO_VALUE = "\x00none"  # a missing title or employer (as `pipeline.prepare` codes it)
+_NO_VALUE = "\x00none"  # every missing title or employer (one value, as `pipeline.prepare` codes them)
 
 
 def value_hashes(values: pd.Series) -> np.ndarray:
