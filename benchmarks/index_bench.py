@@ -37,6 +37,19 @@ def _model():
     return Deduplicator.load(ROOT / "models" / "default" / "model.json").with_config(show_progress=False)
 
 
+def _readable(index_path: Path) -> bool:
+    """Whether this jobdedup opens the cached index (one written by an older schema is rebuilt)."""
+    from jobdedup.pipeline.index import Index
+    from jobdedup.pipeline.index.errors import IndexFileError
+
+    try:
+        with Index.open(index_path, read_only=True):
+            return True
+    except IndexFileError as error:
+        print(f"  rebuilding {index_path.name}: {error}", flush=True)
+        return False
+
+
 def build(size: int, batch: int, build_batch: int) -> tuple[Path, Path, dict]:
     """The index of the first `size` ads and the file of the next `batch` ads (reused if present).
 
@@ -52,7 +65,7 @@ def build(size: int, batch: int, build_batch: int) -> tuple[Path, Path, dict]:
     OUT.mkdir(parents=True, exist_ok=True)
     index_path, batch_path = OUT / f"index_{size}.jdx", OUT / f"index_batch_{size}.parquet"
     log_path = index_path.with_suffix(".build.json")
-    if index_path.exists() and batch_path.exists() and log_path.exists():
+    if index_path.exists() and batch_path.exists() and log_path.exists() and _readable(index_path):
         return index_path, batch_path, json.loads(log_path.read_text())
     corpus = OUT / f"ads_{size + batch}.parquet"
     if not corpus.exists():

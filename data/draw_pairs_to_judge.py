@@ -1,7 +1,8 @@
 """Draw pairs of real ads for judging by reading, so that the labels measure the product as used.
 
     python -m jobdedup.data.draw_pairs_to_judge --ads ../shared/data/real_ads.parquet --out out/judging \
-        [--model models/default/model.json] [--seed 13]
+        [--model models/default/model.json] [--seed 13] [--readers 8] \
+        [--quota STRATUM=N ...] [--focus CORPUS ...] [--prefix p]
 
 The default model deduplicates all real ads; the pool of pairs is its candidate pairs, every pair
 inside its final groups, and (for recall) pairs of one corpus that share a normalised company or a
@@ -22,8 +23,10 @@ corpora are seen) and without repeats across strata:
 | cross_site | different sites, similar company and title, any overlap |
 
 Outside group_uniform and uncertain, half of each stratum's quota is drawn from its pairs the model
-scored >= 0.05 or grouped (where errors would be), the rest from all of them.
-Pairs already judged (data/natural_pairs.csv, data/natural_pairs_unsure.csv) are left out. 10 % of
+scored >= 0.05 or grouped (where errors would be), the rest from all of them. `--focus CORPUS`
+draws half of each stratum but group_uniform from pairs touching the named corpora first (where the
+figures are weakest); `--quota` changes a stratum's size.
+Pairs already read (any `data/*.csv` or `data/judgements/**.csv` naming ad_id_a, ad_id_b) are left out. 10 % of
 the drawn pairs are also put into a second reader's batch for a blind second read.
 Output: `pairs.csv` (pair_id, ad_id_a, ad_id_b, stratum, corpus, model facts) and
 `batch_<k>.csv` (pair_id, ad_id_a, ad_id_b) per reader, and `assignments.csv` (which reader reads
@@ -194,24 +197,46 @@ def _round_robin(candidates: pd.DataFrame, quota: int, rng: np.random.Generator)
     return chosen
 
 
-def draw(facts: pd.DataFrame, seed: int, judged: set[tuple[str, str]], ids: np.ndarray) -> pd.DataFrame:
-    """The pairs to judge, one stratum each (the first drawn)."""
+def _draw_stratum(name: str, pool: pd.DataFrame, quota: int, rng: np.random.Generator) -> list[int]:
+    """Up to `quota` row labels of one stratum's pool."""
+    if name == "group_uniform":  # uniform over pairs, not round-robin: big groups weigh as they are
+        return list(rng.choice(pool.index.to_numpy(), min(quota, len(pool)), replace=False))
+    if name == "uncertain":
+        return _round_robin(pool, quota, rng)
+    # half where the model could err (p >= 0.05 or grouped), the rest anywhere
+    risky = pool[(pool["probability"] >= 0.05) | pool["same_group"]]
+    chosen = _round_robin(risky, quota // 2, rng)
+    return chosen + _round_robin(pool.drop(index=chosen), quota - len(chosen), rng)
+
+
+def draw(
+    facts: pd.DataFrame,
+    seed: int,
+    judged: set[tuple[str, str]],
+    ids: np.ndarray,
+    quotas: dict[str, int] = QUOTAS,
+    focus: tuple[str, ...] = (),
+    prefix: str = "p",
+) -> pd.DataFrame:
+    """The pairs to judge, one stratum each (the first drawn).
+
+    With `focus` corpora, half of each stratum's quota (group_uniform aside) comes from pairs
+    that touch one of them, the rest as usual.
+    """
     rng = np.random.default_rng(seed)
     key_a = ids[facts["i"].to_numpy()]
     key_b = ids[facts["j"].to_numpy()]
     fresh = np.array([(min(x, y), max(x, y)) not in judged for x, y in zip(key_a, key_b)])
     taken = ~fresh
+    focused = facts["corpus"].str.split("|").map(lambda names: any(n in focus for n in names)).to_numpy()
     rows = []
     for name, mask in _strata(facts).items():
-        pool = facts[mask & ~taken]
-        if name == "group_uniform":  # uniform over pairs, not round-robin: big groups weigh as they are
-            chosen = list(rng.choice(pool.index.to_numpy(), min(QUOTAS[name], len(pool)), replace=False))
-        elif name == "uncertain":
-            chosen = _round_robin(pool, QUOTAS[name], rng)
-        else:  # half where the model could err (p >= 0.05 or grouped), the rest anywhere
-            risky = pool[(pool["probability"] >= 0.05) | pool["same_group"]]
-            chosen = _round_robin(risky, QUOTAS[name] // 2, rng)
-            chosen += _round_robin(pool.drop(index=chosen), QUOTAS[name] - len(chosen), rng)
+        quota = quotas.get(name, 0)
+        chosen: list[int] = []
+        if focus and name != "group_uniform":
+            chosen = _draw_stratum(name, facts[mask & ~taken & focused], quota // 2, rng)
+        pool = facts[mask & ~taken].drop(index=chosen)
+        chosen += _draw_stratum(name, pool, quota - len(chosen), rng)
         taken[chosen] = True
         part = facts.loc[chosen].copy()
         part["stratum"] = name
@@ -221,7 +246,7 @@ def draw(facts: pd.DataFrame, seed: int, judged: set[tuple[str, str]], ids: np.n
     out.insert(0, "ad_id_a", np.minimum(ids[out["i"]], ids[out["j"]]))
     out.insert(1, "ad_id_b", np.maximum(ids[out["i"]], ids[out["j"]]))
     out = out.drop(columns=["i", "j"])
-    out.insert(0, "pair_id", [f"p{k:04d}" for k in range(len(out))])
+    out.insert(0, "pair_id", [f"{prefix}{k:04d}" for k in range(len(out))])
     return out
 
 
@@ -243,6 +268,16 @@ def batches(drawn: pd.DataFrame, readers: int, seed: int) -> list[pd.DataFrame]:
     ]
 
 
+def _judged_pairs() -> set[tuple[str, str]]:
+    """Every pair any reader has read: natural pairs, accepted samples and their raw judgements."""
+    judged: set[tuple[str, str]] = set()
+    for path in [*HERE.glob("*.csv"), *(HERE / "judgements").rglob("*.csv")]:
+        frame = pd.read_csv(path, dtype=str)
+        if {"ad_id_a", "ad_id_b"} <= set(frame.columns):
+            judged |= {(min(a, b), max(a, b)) for a, b in zip(frame["ad_id_a"], frame["ad_id_b"])}
+    return judged
+
+
 def main() -> None:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -251,17 +286,28 @@ def main() -> None:
     parser.add_argument("--model", type=Path, default=HERE.parent / "models/default/model.json")
     parser.add_argument("--readers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--quota", action="append", default=[], metavar="STRATUM=N", help="override one stratum's quota (repeatable)"
+    )
+    parser.add_argument(
+        "--focus", action="append", default=[], metavar="CORPUS", help="draw half of each stratum from this corpus"
+    )
+    parser.add_argument("--prefix", default="p", help="pair id prefix (one per round, e.g. r3p)")
     args = parser.parse_args()
+    quotas = dict(QUOTAS)
+    for item in args.quota:
+        name, _, value = item.partition("=")
+        if name not in QUOTAS or not value.isdigit():
+            parser.error(f"--quota {item!r}: expected STRATUM=N with STRATUM one of {', '.join(QUOTAS)}")
+        quotas[name] = int(value)
     ads = read_ads(args.ads)
     model = Deduplicator.load(args.model).with_config(show_progress=False)
     result = model.run(ads)
     pool = _pool(ads, result, args.seed)
     facts = _facts(ads, model, result, pool)
-    judged = set()
-    for name in ("natural_pairs.csv", "natural_pairs_unsure.csv"):
-        old = pd.read_csv(HERE / name, dtype=str)
-        judged |= {(min(a, b), max(a, b)) for a, b in zip(old["ad_id_a"], old["ad_id_b"])}
-    drawn = draw(facts, args.seed, judged, ads["ad_id"].astype(str).to_numpy())
+    judged = _judged_pairs()
+    ids = ads["ad_id"].astype(str).to_numpy()
+    drawn = draw(facts, args.seed, judged, ids, quotas, tuple(args.focus), args.prefix)
     args.out.mkdir(parents=True, exist_ok=True)
     drawn.to_csv(args.out / "pairs.csv", index=False)
     assignments = []
