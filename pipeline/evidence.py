@@ -20,8 +20,8 @@ neither b's title nor b's text names marks a job b does not describe.
 
 Example:
     >>> companies = pd.Series(["Merkur Versicherung AG", "Vega International GmbH"])
-    >>> employer_words(companies).sizes.tolist()  # "AG", "GmbH", "International" name nobody
-    [2, 1]
+    >>> employer_words(companies).sizes.tolist()  # the legal forms "AG" and "GmbH" name nobody
+    [2, 2]
 """
 
 from __future__ import annotations
