@@ -9,6 +9,8 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   DUPLICATE_DEFINITION.md (2026-11-24): these decisions replace round 1's (the definition wins);
 - `round2_pairs.csv`, `round2_assignments.csv`, `round2_reader_<k>.csv` — 1,650 new pairs
   (2026-11-24), 10 % of them read twice, blind, by two readers;
+- `round3_pairs.csv`, `round3_assignments.csv`, `round3_reader_<k>.csv` — 593 new pairs
+  (2026-11-25, half of each stratum from the two Adzuna corpora), 10 % of them read twice, blind;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
@@ -50,18 +52,19 @@ def agreement(first: pd.Series, second: pd.Series) -> dict[str, float]:
     }
 
 
-def round2() -> tuple[pd.DataFrame, dict[str, float]]:
-    """First reads of the new pairs, and the agreement of the blind second reads with them."""
-    pairs = pd.read_csv(JUDGEMENTS / "round2_pairs.csv", dtype=str)
-    reads = _readers("round2").merge(
-        pd.read_csv(JUDGEMENTS / "round2_assignments.csv", dtype={"pair_id": str}), on=["pair_id", "reader"]
+def new_round(number: int) -> tuple[pd.DataFrame, dict[str, float]]:
+    """First reads of one round's new pairs, and the agreement of the blind second reads with them."""
+    prefix = f"round{number}"
+    pairs = pd.read_csv(JUDGEMENTS / f"{prefix}_pairs.csv", dtype=str)
+    reads = _readers(prefix).merge(
+        pd.read_csv(JUDGEMENTS / f"{prefix}_assignments.csv", dtype={"pair_id": str}), on=["pair_id", "reader"]
     )
     first = reads[reads["read"] == 1].set_index("pair_id")
     second = reads[reads["read"] == 2].set_index("pair_id")
     figures = agreement(first.loc[second.index, "label"], second["label"])
     disagree = second.index[first.loc[second.index, "label"] != second["label"]]
     decided = pairs.merge(first[["label", "dup_type", "reason"]], left_on="pair_id", right_index=True)
-    decided["round"] = "2"
+    decided["round"] = str(number)
     decided.attrs["disagree"] = list(disagree)
     return decided, figures
 
@@ -81,11 +84,12 @@ def reread_round1() -> tuple[pd.DataFrame, dict[str, float]]:
 
 def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]:
     """Decided pairs, unsure pairs and agreement figures."""
-    new, new_agreement = round2()
+    second, second_agreement = new_round(2)
+    third, third_agreement = new_round(3)
     old, old_agreement = reread_round1()
-    judged = pd.concat([old, new], ignore_index=True)
+    judged = pd.concat([old, second, third], ignore_index=True)
     adjudicated = pd.read_csv(JUDGEMENTS / "adjudications.csv", dtype=str, keep_default_na=False)
-    unresolved = set(new.attrs["disagree"]) - set(adjudicated["pair_id"])
+    unresolved = set(second.attrs["disagree"] + third.attrs["disagree"]) - set(adjudicated["pair_id"])
     if unresolved:
         raise SystemExit(f"two reads disagree and no adjudication is given: {sorted(unresolved)}")
     judged = judged.set_index("pair_id")
@@ -99,7 +103,8 @@ def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]
     judged = judged.drop_duplicates(["ad_id_a", "ad_id_b"], keep="last")
     decided = judged[judged["label"].isin(["0", "1"])].sort_values(["round", "ad_id_a", "ad_id_b"])
     unsure = judged[judged["label"] == "unsure"].sort_values(["round", "ad_id_a", "ad_id_b"])
-    return decided[COLUMNS], unsure[COLUMNS], {"second_reads": new_agreement, "round1_reread": old_agreement}
+    figures = {"second_reads": second_agreement, "round3_second_reads": third_agreement, "round1_reread": old_agreement}
+    return decided[COLUMNS], unsure[COLUMNS], figures
 
 
 def main() -> None:
