@@ -9,8 +9,9 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   DUPLICATE_DEFINITION.md (2026-11-24): these decisions replace round 1's (the definition wins);
 - `round2_pairs.csv`, `round2_assignments.csv`, `round2_reader_<k>.csv` — 1,650 new pairs
   (2026-11-24), 10 % of them read twice, blind, by two readers;
-- `round3_pairs.csv`, `round3_assignments.csv`, `round3_reader_<k>.csv` — 593 new pairs
-  (2026-11-25, half of each stratum from the two Adzuna corpora), 10 % of them read twice, blind;
+- `round3_*` — 593 new pairs (2026-11-25, half of each stratum from the two Adzuna corpora) and
+  `round4_*` — 660 new pairs (2026-11-25, half from mcnakhaee_netherlands and ryrk1020_dfw), in the
+  same three files, 10 % of each round read twice, blind;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
@@ -29,6 +30,7 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
+ROUNDS = (2, 3, 4)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
 
 
@@ -84,12 +86,16 @@ def reread_round1() -> tuple[pd.DataFrame, dict[str, float]]:
 
 def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]:
     """Decided pairs, unsure pairs and agreement figures."""
-    second, second_agreement = new_round(2)
-    third, third_agreement = new_round(3)
     old, old_agreement = reread_round1()
-    judged = pd.concat([old, second, third], ignore_index=True)
+    rounds, figures = [old], {}
+    for number in ROUNDS:
+        decided_round, figures[f"round{number}_second_reads"] = new_round(number)
+        rounds.append(decided_round)
+    figures["round1_reread"] = old_agreement
+    judged = pd.concat(rounds, ignore_index=True)
     adjudicated = pd.read_csv(JUDGEMENTS / "adjudications.csv", dtype=str, keep_default_na=False)
-    unresolved = set(second.attrs["disagree"] + third.attrs["disagree"]) - set(adjudicated["pair_id"])
+    disagree = {pair for part in rounds[1:] for pair in part.attrs["disagree"]}
+    unresolved = disagree - set(adjudicated["pair_id"])
     if unresolved:
         raise SystemExit(f"two reads disagree and no adjudication is given: {sorted(unresolved)}")
     judged = judged.set_index("pair_id")
@@ -103,7 +109,6 @@ def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]
     judged = judged.drop_duplicates(["ad_id_a", "ad_id_b"], keep="last")
     decided = judged[judged["label"].isin(["0", "1"])].sort_values(["round", "ad_id_a", "ad_id_b"])
     unsure = judged[judged["label"] == "unsure"].sort_values(["round", "ad_id_a", "ad_id_b"])
-    figures = {"second_reads": second_agreement, "round3_second_reads": third_agreement, "round1_reread": old_agreement}
     return decided[COLUMNS], unsure[COLUMNS], figures
 
 
