@@ -25,6 +25,7 @@ from jobdedup.features.mentions import (
     named_in_other_text,
     words_other_ad_leaves_unnamed,
 )
+from jobdedup.features.salaries import salary_bands_disjoint
 from jobdedup.features.shingle_sets import ShingleSets, ads_of_pairs, intersection_sizes, word_sets
 from jobdedup.features.titles import (
     specific_words_only_one_side,
@@ -65,6 +66,7 @@ FEATURES: list[str] = [
     "place_equal",
     "place_named_in_text",
     "requisition_match",
+    "salary_bands_disjoint",
     "same_listing",
     "email_match",
     "phone_match",
@@ -81,9 +83,15 @@ FEATURES: list[str] = [
 # reposts always change the site; in the natural labels most same-site pairs are templates):
 # karriere.at re-scrapes with 80 % of their text shared scored 0.44-0.68. Left out, pooled leave-one-corpus-out
 # F1 rose from 0.862 to 0.881 (fast harness: classifier per fold on cached features).
-# `titles_name_other_places` and `title_words_unnamed` decide through rules (`models.rules`), not
-# the trees.
-NOT_LEARNT_FEATURES = {"place_equal", "titles_name_other_places", "title_words_unnamed", "same_source"}
+# `titles_name_other_places`, `title_words_unnamed` and `salary_bands_disjoint` decide through
+# rules (`models.rules`), not the trees.
+NOT_LEARNT_FEATURES = {
+    "place_equal",
+    "titles_name_other_places",
+    "title_words_unnamed",
+    "salary_bands_disjoint",
+    "same_source",
+}
 # The columns the classifier is trained on, in order.
 MODEL_FEATURES: list[str] = [name for name in FEATURES if name not in NOT_LEARNT_FEATURES]
 
@@ -336,6 +344,7 @@ def _field_features(
     out["place_equal"] = _equal(fields["city"], left, right)
     out["same_listing"] = _equal(fields["listing"], left, right)
     out["requisition_match"] = _shared_item(fields["refs"], left, right)
+    out["salary_bands_disjoint"] = salary_bands_disjoint(fields["salary_band"], left, right)
     out["email_match"] = _shared_item(fields["emails"], left, right)
     out["phone_match"] = _shared_item(fields["phones"], left, right)
     out["domain_match"] = _shared_item(fields["domains"], left, right)

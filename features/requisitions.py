@@ -84,7 +84,7 @@ def _found(text: object, patterns: tuple[re.Pattern[str], ...], clean: bool) -> 
     return {m.group(1) for pattern in patterns for m in pattern.finditer(text)}
 
 
-def _hinted(values: pd.Series, hint: str) -> pd.Series:
+def values_matching(values: pd.Series, hint: str) -> pd.Series:
     """The values `hint` is found in: pandas' `str.contains`, which gives Python's `re` answer (by
     RE2 over Arrow-backed ASCII text: no Python loop); for a few values Python's `re` itself
     (pandas' checks of pattern and data cost ~140 µs a call, a single ad's whole search)."""
@@ -114,7 +114,7 @@ def requisition_numbers(titles: pd.Series, texts: pd.Series, urls: pd.Series) ->
         ),
     )
     for values, hint, patterns, clean in searches:
-        candidates = _hinted(values.reset_index(drop=True), hint)
+        candidates = values_matching(values.reset_index(drop=True), hint)
         for row, text in zip(candidates.index, candidates.to_numpy(dtype=object)):
             found.setdefault(row, set()).update(_found(text, patterns, clean))
     keys = [None] * len(titles)

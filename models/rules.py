@@ -28,6 +28,12 @@ pair cap its probability at `RULE_CAP`, below any decision threshold:
   Canada Summer Student Job" against "Canada Summer Student Job". On the natural labels the
   classifier accepted 17 such non-duplicates and no such duplicate. Checked after the accepting
   rules (a retitled re-scrape of one listing or requisition).
+- **different_salary_bands** — both texts name a yearly salary band in one currency and the bands
+  do not overlap (`salary_bands_disjoint == 1`; `features.salaries`): "up to £120,000 plus car
+  allowance" against "up to £90,000" from one agency are two openings. On the natural labels, of
+  the 79 labelled pairs with disjoint bands 75 were two vacancies; out of fold, the classifier had
+  accepted 8 of those and 3 of the 4 duplicates. Checked after the accepting rules (one listing
+  re-scraped after a pay change).
 - **posted_far_apart** — the ads were posted more than `FAR_APART_DAYS` apart: the definition
   allows about two months. Of the 29 natural pairs over 90 days apart none was one vacancy (6 of 18
   at 60-75 days were). Checked after the accepting rules (a listing or requisition still open).
@@ -46,7 +52,8 @@ Example:
     ...     "sides_without_text": [0.0, 0.0, 0.0], "title_token_set": [1.0, 1.0, 1.0],
     ...     "title_level_differs": [0.0, 0.0, 0.0], "location_conflict": [0.0, 0.0, 1.0],
     ...     "date_gap_days": [1.0, 1.0, 1.0], "titles_name_other_places": [np.nan, np.nan, 1.0],
-    ...     "title_specific_only_max": [0.0, 0.0, 0.0], "title_words_unnamed": [0.0, 0.0, 0.0]})
+    ...     "title_specific_only_max": [0.0, 0.0, 0.0], "title_words_unnamed": [0.0, 0.0, 0.0],
+    ...     "salary_bands_disjoint": [np.nan, np.nan, 1.0]})
     >>> rule_names(features).tolist()
     ['different_employers', 'different_requisitions', 'same_requisition']
     >>> apply_rules(np.array([0.9, 0.9, 0.2]), features).tolist()
@@ -71,6 +78,7 @@ REFUSING_RULES = (
     "fields_only_mismatch",
     "titles_name_other_places",
     "title_word_unnamed",
+    "different_salary_bands",
     "posted_far_apart",
 )
 ACCEPTING_RULES = ("same_listing", "same_requisition")
@@ -100,8 +108,11 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
     unnamed_word = (_values(features, "title_specific_only_max") >= 1) & (
         _values(features, "title_words_unnamed") >= 1
     )
+    salaries_apart = _values(features, "salary_bands_disjoint") == 1
     far_apart = _values(features, "date_gap_days") > FAR_APART_DAYS
-    held = [listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, far_apart]
+    held = [
+        listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, salaries_apart, far_apart,
+    ]  # fmt: skip
     names = (
         "same_listing",
         "different_employers",
@@ -110,6 +121,7 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
         "same_requisition",
         "titles_name_other_places",
         "title_word_unnamed",
+        "different_salary_bands",
         "posted_far_apart",
     )
     return np.select(held, names, default=None).astype(object)

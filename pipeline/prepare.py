@@ -23,6 +23,7 @@ from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.normalize import distinct
 from jobdedup.features.pairs import PairInputs
 from jobdedup.features.requisitions import requisition_numbers
+from jobdedup.features.salaries import salary_bands
 from jobdedup.features.shingle_sets import ShingleSets, first_occurrences
 from jobdedup.pipeline.boilerplate import (
     core_word_mask,
@@ -196,6 +197,7 @@ def _prepare_chunk(
         fields = fields_job.result().reset_index(drop=True)
     searched = ads["description"].where(may_name_requisition(tokens))
     fields["refs"] = requisition_numbers(ads["title"], searched, ads["url"]).to_numpy()
+    fields["salary_band"] = salary_bands(ads["description"]).to_numpy()
     core = _core_text(tokens, fields, config, known_boilerplate, names, threads)
     return _PreparedChunk(
         fields=fields,

@@ -13,6 +13,7 @@ import pandas as pd
 from jobdedup.features.mentions import PLACE_FLEXIBLE_HASHES, PLACE_FLEXIBLE_WORDS
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.requisitions import requisition_numbers
+from jobdedup.features.salaries import salary_bands
 from jobdedup.models.rules import apply_rules, rule_names
 from jobdedup.pipeline.clean import cut_listing_widgets
 from jobdedup.pipeline.config import Config
@@ -141,10 +142,46 @@ def test_requisition_numbers_behind_markup_and_glued_words():
     assert requisition_numbers(pd.Series([None]), pd.Series([None]), pd.Series([apple])).tolist() == [("200626595",)]
 
 
+def test_salary_bands_found_and_estimates_left_out():
+    texts = pd.Series([
+        "Data Architect - Bristol - up to £120,000 plus car allowance (SC clearance)",
+        "Data Architect, Bristol. Salary: up to £90,000 + benefits",
+        "Project Controls Analytics Consultant AECOM Leeds £39,945\n per year - estimated. Great benefits",
+        "Day rate £400 per day inside IR35, £2,000 joining bonus",  # no yearly pay named
+        "Gehalt EUR 55.000 bis EUR 65.000 brutto, $3,000,000 Series A",
+        None,
+    ])  # fmt: skip
+    assert salary_bands(texts).tolist() == [
+        "GBP 120000 120000", "GBP 90000 90000", None, None, "EUR 55000 65000", None,
+    ]  # fmt: skip
+
+
+def test_different_salary_bands_are_two_openings_unless_one_listing():
+    # One agency, one title and town, two Adzuna snippets with other bands (jobspy_martadatauk_uk).
+    common = {"title": "Data Architect", "company": "Anson McCade", "location": "Bristol, South West England",
+              "source": "adzuna"}  # fmt: skip
+    body = ("We are looking for a Data Architect to design enterprise data platforms, lead modelling and "
+            "governance, and advise stakeholders across several programmes in Bristol, hybrid working.")  # fmt: skip
+    rows = [
+        {**common, "ad_id": "a", "description": f"{body} Up to £120,000 plus car allowance, SC clearance."},
+        {**common, "ad_id": "b", "description": f"{body} Up to £90,000, public and private sector clients."},
+    ]
+    apart = _pair(rows)
+    assert apart["salary_bands_disjoint"] == 1
+    assert rule_names(apart.to_frame().T).tolist() == ["different_salary_bands"]
+    assert apply_rules(np.array([0.97]), apart.to_frame().T)[0] <= 0.01
+    rows[1]["description"] = f"{body} Salary £100,000 - £125,000 depending on experience."
+    overlapping = _pair(rows)
+    assert overlapping["salary_bands_disjoint"] == 0
+    assert rule_names(overlapping.to_frame().T).tolist() == [None]
+    rows[1]["description"] = f"{body} Competitive salary."  # one side names no band: no evidence
+    assert np.isnan(_pair(rows)["salary_bands_disjoint"])
+
+
 def test_ads_posted_far_apart_are_two_vacancies_unless_one_requisition():
     base = {"same_listing": np.nan, "employer_conflict": 0.0, "sides_without_text": 0.0, "title_token_set": 1.0,
             "title_level_differs": 0.0, "location_conflict": 0.0, "titles_name_other_places": np.nan,
-            "title_specific_only_max": 0.0, "title_words_unnamed": 0.0}  # fmt: skip
+            "title_specific_only_max": 0.0, "title_words_unnamed": 0.0, "salary_bands_disjoint": np.nan}  # fmt: skip
     features = pd.DataFrame([
         {**base, "requisition_match": np.nan, "date_gap_days": 96.0},  # the Marvell re-advertisement
         {**base, "requisition_match": np.nan, "date_gap_days": 73.0},  # within about two months

@@ -38,12 +38,14 @@ if TYPE_CHECKING:
     from jobdedup.pipeline.config import Config
     from jobdedup.pipeline.engine import Deduplicator
 
-_TEXT_FIELDS = ("title", "title_tokens", "company", "occupation", "location", "city", "source", "listing")
+_TEXT_FIELDS = (
+    "title", "title_tokens", "company", "occupation", "location", "city", "source", "listing", "salary_band",
+)  # fmt: skip
 _ITEM_FIELDS = ("emails", "phones", "domains", "refs")
 _SETS = ("full", "core", "numbers", "employer_words", "place_words", "area_words", "title_words", "mentions")
-# The columns of `PairInputs.fields`: the normalised fields and the requisition numbers `refs`
-# (`pipeline.prepare._prepare_chunk`).
-_FIELDS = (*FIELD_COLUMNS, "refs")
+# The columns of `PairInputs.fields`: the normalised fields, the requisition numbers `refs` and the
+# salary band (`pipeline.prepare._prepare_chunk`).
+_FIELDS = (*FIELD_COLUMNS, "refs", "salary_band")
 SIDE_COLUMNS = ("words", "core_words", *_SETS, "signature", *_TEXT_FIELDS, *_ITEM_FIELDS, "posted_ns")
 """What one ad carries into pair features: PairInputs row i, serialised (columns of `prepare_ads`)."""
 _NO_VALUE = "\x00none"
