@@ -14,7 +14,9 @@ Three parts (each skipped with a note when its inputs are missing):
 3. **Real-crawl audit** of the shipped default model (or `--model`) on all 12,277 real ads: the
    share of in-group pairs naming clearly different employers, employers per group, and — from a
    labelled uniform sample of accepted pairs (`data/accepted_sample_labels.csv`, made with
-   `jobdedup label --sample accepted`) — the estimated precision with its 95 % interval.
+   `jobdedup label --sample accepted`) — the estimated precision with its 95 % interval; and P / R /
+   F1 end to end on the held-out labelling round (`data/natural_pairs_heldout.csv`: pairs drawn
+   and read after the model was trained, never trained on).
 
 Run: .venv/bin/python -m benchmarks.quality [--model FILE] [--markdown FILE] [--parts loco synthetic audit]
 """
@@ -33,12 +35,13 @@ from jobdedup.data import BUNDLED_DATA, SYNTHETIC_SETS
 from jobdedup.models.dup_types import DUP_TYPES
 from jobdedup.models.group_audit import employer_mix
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.engine import Deduplicator, sample_estimates
+from jobdedup.pipeline.engine import Deduplicator, evaluate_result, sample_estimates
 from jobdedup.pipeline.io import read_ads, read_labels, validate_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_ADS = ROOT.parent / "shared" / "data" / "real_ads.parquet"
 NATURAL_PAIRS = BUNDLED_DATA / "natural_pairs.csv"
+HELD_OUT_PAIRS = BUNDLED_DATA / "natural_pairs_heldout.csv"
 NATURAL_ADS = [BUNDLED_DATA / "natural_train_ads.parquet", BUNDLED_DATA / "natural_test_ads.parquet"]
 ACCEPTED_SAMPLE = BUNDLED_DATA / "accepted_sample_labels.csv"
 SYNTHETIC_TESTS = [
@@ -161,6 +164,10 @@ def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:
         ids = result.batch.ads["ad_id"].astype(str).to_numpy()
         position = pd.Series(np.arange(len(ids)), index=ids)
         found["accepted_sample"] = sample_estimates(sample, position, result.groups["group_id"].to_numpy())
+    if HELD_OUT_PAIRS.exists():  # a labelling round nothing was trained or tuned on, end to end
+        held_out = pd.read_csv(HELD_OUT_PAIRS, dtype=str)
+        labels = validate_labels(held_out[["ad_id_a", "ad_id_b", "label", "dup_type"]], real_ads, source="held-out")
+        found["held_out"] = evaluate_result(result, labels, model.threshold_)
     return found
 
 
@@ -218,6 +225,13 @@ def markdown(loco: tuple[list[dict], dict] | None, synth: list[dict] | None, aud
                 f"| estimated precision of accepted pairs (the {s['precision_sample_size']} of a uniform sample "
                 f"of {drawn} this model still groups) | {s['estimated_precision']:.3f} "
                 f"(95 % interval {s['estimated_precision_low']:.3f}–{s['estimated_precision_high']:.3f}) |"
+            )
+        if "held_out" in audited:
+            h = audited["held_out"]
+            out.append(
+                f"| held-out labelling round (`natural_pairs_heldout.csv`: {h['labelled_pairs']} pairs, "
+                f"{h['labelled_duplicates']} duplicates, never trained on): precision / recall / F1 | "
+                f"{h['precision']:.3f} / {h['recall']:.3f} / {h['f1']:.3f} |"
             )
     return "\n".join(out)
 

@@ -10,13 +10,16 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
 - `round2_pairs.csv`, `round2_assignments.csv`, `round2_reader_<k>.csv` — 1,650 new pairs
   (2026-11-24), 10 % of them read twice, blind, by two readers;
 - `round3_*` — 593 new pairs (2026-11-25, half of each stratum from the two Adzuna corpora) and
-  `round4_*` — 660 new pairs (2026-11-25, half from mcnakhaee_netherlands and ryrk1020_dfw), in the
-  same three files, 10 % of each round read twice, blind;
+  `round4_*` — 660 new pairs (2026-11-25, half from mcnakhaee_netherlands and ryrk1020_dfw) and
+  `round5_*` — 620 new pairs (2026-11-25, half from adzuna_job_salary_sample and ryrk1020_dfw,
+  drawn with the model retrained on rounds 1-4), in the same three files, 10 % of each round read
+  twice, blind;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
 Writes `data/natural_pairs.csv` (decided pairs: ad_id_a, ad_id_b, label, dup_type, stratum,
-corpus, round, reason) and `data/natural_pairs_unsure.csv` (pairs read but not decided: never
+corpus, round, reason), `data/natural_pairs_heldout.csv` (the decided pairs of `HELD_OUT_ROUNDS`,
+same columns: a test set no model or rule was fitted on) and `data/natural_pairs_unsure.csv` (pairs read but not decided: never
 trained or scored on), and prints the agreement figures (Cohen's kappa).
 """
 
@@ -30,7 +33,9 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
-ROUNDS = (2, 3, 4)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+ROUNDS = (2, 3, 4, 5)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+HELD_OUT_ROUNDS = ("5",)
+"""Rounds kept out of `natural_pairs.csv` (nothing trains on them): `natural_pairs_heldout.csv`."""
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
 
 
@@ -118,7 +123,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
     decided, unsure, figures = assemble()
-    decided.to_csv(args.out / "natural_pairs.csv", index=False)
+    held_out = decided["round"].isin(HELD_OUT_ROUNDS)
+    decided[~held_out].to_csv(args.out / "natural_pairs.csv", index=False)
+    decided[held_out].to_csv(args.out / "natural_pairs_heldout.csv", index=False)
     unsure.drop(columns=["dup_type"]).to_csv(args.out / "natural_pairs_unsure.csv", index=False)
     for name, values in figures.items():
         print(name, {k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()})

@@ -30,7 +30,10 @@ def assembled():
 
 def test_committed_files_are_what_the_raw_judgements_give(assembled, pairs):
     decided, unsure, _ = assembled
-    pd.testing.assert_frame_equal(decided.reset_index(drop=True).fillna(""), pairs[COLUMNS])
+    held_out = pd.read_csv(DATA / "natural_pairs_heldout.csv", dtype=str, keep_default_na=False)
+    assert (held_out["round"] == "5").all() and len(held_out) >= 500
+    committed = pd.concat([pairs, held_out], ignore_index=True)[COLUMNS]
+    pd.testing.assert_frame_equal(decided.reset_index(drop=True).fillna(""), committed)
     committed_unsure = pd.read_csv(DATA / "natural_pairs_unsure.csv", dtype=str, keep_default_na=False)
     assert committed_unsure["ad_id_a"].tolist() == unsure["ad_id_a"].tolist()
 
@@ -43,7 +46,7 @@ def test_labels_types_and_strata(pairs):
     assert (pairs.loc[~duplicates, "dup_type"] == "").all()
     assert pairs["stratum"].isin(STRATA).all()
     assert pairs["reason"].str.strip().str.len().gt(10).all()
-    assert pairs["round"].isin(["1", "2", "3", "4"]).all()
+    assert pairs["round"].isin(["1", "2", "3", "4"]).all()  # round 5 is held out
     assert (pairs["round"] == "2").sum() >= 1500 and (pairs["round"] == "3").sum() >= 500
 
 
@@ -61,7 +64,7 @@ def test_unsure_pairs_are_not_labelled(pairs):
 
 def test_blind_second_reads_agree(assembled):
     _, _, agreement = assembled
-    drawn = {2: 1650, 3: 593, 4: 660}  # new pairs per round: 10 % of each read twice
+    drawn = {2: 1650, 3: 593, 4: 660, 5: 620}  # new pairs per round: 10 % of each read twice
     for number, pairs in drawn.items():
         second = agreement[f"round{number}_second_reads"]
         assert second["pairs"] >= 0.1 * pairs - 1
