@@ -30,12 +30,14 @@ wheel-check: $(STAMP)
 	BUILD_PYTHON=$(BIN)/python PYTHON=$(PYTHON) .ci/wheel-check
 
 ## model: retrain the bundled default model reproducibly from every bundled labelled set
-## (train and test splits: the held-out figures in README come from the demo's train-only model)
+## (train and test splits and the later natural rounds: the held-out figures in README come from
+## the demo's train-only model)
 model: $(STAMP)
 	$(BIN)/jobdedup train --ads data/train_ads.parquet --labels data/train_labels.parquet \
 		--ads data/natural_train_ads.parquet --labels data/natural_train_pairs.csv \
 		--ads data/test_ads.parquet --labels data/test_labels.parquet \
 		--ads data/natural_test_ads.parquet --labels data/natural_test_pairs.csv \
+		--ads data/natural_late_ads.parquet --labels data/natural_pairs_late.csv \
 		--model models/default/model.json --seed 1 --force --quiet
 
 ## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)

@@ -2,7 +2,8 @@
 
 Three parts (each skipped with a note when its inputs are missing):
 
-1. **Leave-one-corpus-out over the hand-judged natural pairs** (`data/natural_pairs.csv`): for
+1. **Leave-one-corpus-out over the hand-judged natural pairs** (`data/natural_pairs.csv` and
+   the later rounds' `data/natural_pairs_late.csv`): for
    each of the 19 corpora, a model is trained exactly as `make model` trains the shipped one
    (bundled synthetic sets + natural pairs), but without any ad of that corpus (its synthetic
    reposts and its natural pairs are left out), and then deduplicates *all* real ads of that corpus
@@ -14,9 +15,7 @@ Three parts (each skipped with a note when its inputs are missing):
 3. **Real-crawl audit** of the shipped default model (or `--model`) on all 12,277 real ads: the
    share of in-group pairs naming clearly different employers, employers per group, and — from a
    labelled uniform sample of accepted pairs (`data/accepted_sample_labels.csv`, made with
-   `jobdedup label --sample accepted`) — the estimated precision with its 95 % interval; and P / R /
-   F1 end to end on the held-out labelling round (`data/natural_pairs_heldout.csv`: pairs drawn
-   and read after the model was trained, never trained on).
+   `jobdedup label --sample accepted`) — the estimated precision with its 95 % interval.
 
 Run: .venv/bin/python -m benchmarks.quality [--model FILE] [--markdown FILE] [--parts loco synthetic audit]
 """
@@ -35,14 +34,13 @@ from jobdedup.data import BUNDLED_DATA, SYNTHETIC_SETS
 from jobdedup.models.dup_types import DUP_TYPES
 from jobdedup.models.group_audit import employer_mix
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.engine import Deduplicator, evaluate_result, sample_estimates
+from jobdedup.pipeline.engine import Deduplicator, sample_estimates
 from jobdedup.pipeline.io import read_ads, read_labels, validate_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_ADS = ROOT.parent / "shared" / "data" / "real_ads.parquet"
-NATURAL_PAIRS = BUNDLED_DATA / "natural_pairs.csv"
-HELD_OUT_PAIRS = BUNDLED_DATA / "natural_pairs_heldout.csv"
-NATURAL_ADS = [BUNDLED_DATA / "natural_train_ads.parquet", BUNDLED_DATA / "natural_test_ads.parquet"]
+NATURAL_PAIRS = [BUNDLED_DATA / "natural_pairs.csv", BUNDLED_DATA / "natural_pairs_late.csv"]
+NATURAL_ADS = [BUNDLED_DATA / f"natural_{part}_ads.parquet" for part in ("train", "test", "late")]
 ACCEPTED_SAMPLE = BUNDLED_DATA / "accepted_sample_labels.csv"
 SYNTHETIC_TESTS = [
     ("synthetic test, bundled", BUNDLED_DATA / "test_ads.parquet", BUNDLED_DATA / "test_labels.parquet"),
@@ -62,6 +60,11 @@ def _f1(tp: float, fp: float, fn: float) -> dict[str, float]:
     return {"precision": precision, "recall": recall, "f1": f1}
 
 
+def natural_pairs() -> pd.DataFrame:
+    """Every hand-judged natural pair (all rounds)."""
+    return pd.concat([pd.read_csv(path, dtype=str) for path in NATURAL_PAIRS], ignore_index=True)
+
+
 def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any]]:
     """The shipped model's training sets, without any ad of corpus `held_out`."""
     ads_sets, label_sets = [], []
@@ -73,7 +76,7 @@ def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any]]
             groups = groups[groups["ad_id"].isin(ads["ad_id"])]
         ads_sets.append(ads)
         label_sets.append(validate_labels(groups, ads, source=labels_file))
-    pairs = pd.read_csv(NATURAL_PAIRS, dtype=str)
+    pairs = natural_pairs()
     ads = pd.concat([read_ads(path) for path in NATURAL_ADS], ignore_index=True).drop_duplicates("ad_id")
     if held_out is not None:
         keep = (_corpus(pairs["ad_id_a"]) != held_out) & (_corpus(pairs["ad_id_b"]) != held_out)
@@ -86,7 +89,7 @@ def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any]]
 
 def leave_one_corpus_out(real_ads: pd.DataFrame, config: Config) -> tuple[list[dict], dict]:
     """Per-corpus and pooled end-to-end figures (see the module docstring)."""
-    pairs = pd.read_csv(NATURAL_PAIRS, dtype=str)
+    pairs = natural_pairs()
     corpus_a, corpus_b = _corpus(pairs["ad_id_a"]), _corpus(pairs["ad_id_b"])
     inside = pairs[corpus_a == corpus_b].assign(corpus=corpus_a[corpus_a == corpus_b])
     rows = []
@@ -164,10 +167,6 @@ def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:
         ids = result.batch.ads["ad_id"].astype(str).to_numpy()
         position = pd.Series(np.arange(len(ids)), index=ids)
         found["accepted_sample"] = sample_estimates(sample, position, result.groups["group_id"].to_numpy())
-    if HELD_OUT_PAIRS.exists():  # a labelling round nothing was trained or tuned on, end to end
-        held_out = pd.read_csv(HELD_OUT_PAIRS, dtype=str)
-        labels = validate_labels(held_out[["ad_id_a", "ad_id_b", "label", "dup_type"]], real_ads, source="held-out")
-        found["held_out"] = evaluate_result(result, labels, model.threshold_)
     return found
 
 
@@ -225,13 +224,6 @@ def markdown(loco: tuple[list[dict], dict] | None, synth: list[dict] | None, aud
                 f"| estimated precision of accepted pairs (the {s['precision_sample_size']} of a uniform sample "
                 f"of {drawn} this model still groups) | {s['estimated_precision']:.3f} "
                 f"(95 % interval {s['estimated_precision_low']:.3f}–{s['estimated_precision_high']:.3f}) |"
-            )
-        if "held_out" in audited:
-            h = audited["held_out"]
-            out.append(
-                f"| held-out labelling round (`natural_pairs_heldout.csv`: {h['labelled_pairs']} pairs, "
-                f"{h['labelled_duplicates']} duplicates, never trained on): precision / recall / F1 | "
-                f"{h['precision']:.3f} / {h['recall']:.3f} / {h['f1']:.3f} |"
             )
     return "\n".join(out)
 

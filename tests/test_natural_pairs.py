@@ -30,9 +30,9 @@ def assembled():
 
 def test_committed_files_are_what_the_raw_judgements_give(assembled, pairs):
     decided, unsure, _ = assembled
-    held_out = pd.read_csv(DATA / "natural_pairs_heldout.csv", dtype=str, keep_default_na=False)
-    assert (held_out["round"] == "5").all() and len(held_out) >= 500
-    committed = pd.concat([pairs, held_out], ignore_index=True)[COLUMNS]
+    late = pd.read_csv(DATA / "natural_pairs_late.csv", dtype=str, keep_default_na=False)
+    assert (late["round"] == "5").all() and len(late) >= 500
+    committed = pd.concat([pairs, late], ignore_index=True)[COLUMNS]
     pd.testing.assert_frame_equal(decided.reset_index(drop=True).fillna(""), committed)
     committed_unsure = pd.read_csv(DATA / "natural_pairs_unsure.csv", dtype=str, keep_default_na=False)
     assert committed_unsure["ad_id_a"].tolist() == unsure["ad_id_a"].tolist()
@@ -46,7 +46,7 @@ def test_labels_types_and_strata(pairs):
     assert (pairs.loc[~duplicates, "dup_type"] == "").all()
     assert pairs["stratum"].isin(STRATA).all()
     assert pairs["reason"].str.strip().str.len().gt(10).all()
-    assert pairs["round"].isin(["1", "2", "3", "4"]).all()  # round 5 is held out
+    assert pairs["round"].isin(["1", "2", "3", "4"]).all()  # round 5: natural_pairs_late.csv
     assert (pairs["round"] == "2").sum() >= 1500 and (pairs["round"] == "3").sum() >= 500
 
 
@@ -91,3 +91,19 @@ def test_accepted_sample_labels_are_what_the_readers_wrote(labels: str, judgemen
     pd.testing.assert_frame_equal(committed, rebuilt.fillna(""))
     assert len(committed) >= 200 and set(committed["sample"]) == {"accepted"}
     assert committed["reason"].str.strip().str.len().gt(0).all()
+
+
+def test_make_model_trains_on_every_labelled_set_and_each_has_its_ads():
+    """`make model` names exactly `ALL_LABELLED_SETS` (the later rounds included), and each bundled
+    natural set holds the ads of all of its pairs."""
+    import re
+
+    from jobdedup.data import ALL_LABELLED_SETS, NATURAL_SETS
+
+    makefile = (DATA.parent / "Makefile").read_text()
+    named = re.findall(r"--ads data/(\S+) --labels data/(\S+)", makefile)
+    assert sorted(named) == sorted(ALL_LABELLED_SETS)
+    for ads_file, pairs_file in NATURAL_SETS:
+        ads = set(pd.read_parquet(DATA / ads_file, columns=["ad_id"])["ad_id"])
+        labelled = pd.read_csv(DATA / pairs_file, dtype=str)
+        assert labelled["ad_id_a"].isin(ads).all() and labelled["ad_id_b"].isin(ads).all(), pairs_file
