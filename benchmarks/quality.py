@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jobdedup.data import BUNDLED_DATA, SYNTHETIC_SETS
+from jobdedup.data import BUNDLED_DATA, NATURAL_SETS, SYNTHETIC_SETS
 from jobdedup.models.dup_types import DUP_TYPES
 from jobdedup.models.group_audit import employer_mix
 from jobdedup.pipeline.config import Config
@@ -46,7 +46,7 @@ from jobdedup.pipeline.io import read_ads, read_labels, validate_labels
 ROOT = Path(__file__).resolve().parent.parent
 REAL_ADS = ROOT.parent / "shared" / "data" / "real_ads.parquet"
 NATURAL_PAIRS = [BUNDLED_DATA / "natural_pairs.csv", BUNDLED_DATA / "natural_pairs_late.csv"]
-NATURAL_ADS = [BUNDLED_DATA / f"natural_{part}_ads.parquet" for part in ("train", "test", "late")]
+NATURAL_ADS = [BUNDLED_DATA / ads_file for ads_file, _ in NATURAL_SETS]
 ACCEPTED_SAMPLE = BUNDLED_DATA / "accepted_sample_labels.csv"
 SYNTHETIC_TESTS = [
     ("synthetic test, bundled", BUNDLED_DATA / "test_ads.parquet", BUNDLED_DATA / "test_labels.parquet"),
@@ -272,7 +272,8 @@ def main() -> None:
         for seed in args.seeds:
             print(f"leave-one-corpus-out over the natural pairs (seed {seed}):", flush=True)
             found = leave_one_corpus_out(real_ads, config.replace(seed=seed))
-            loco = loco or found
+            if loco is None:  # the first seed's per-corpus table is the one shown
+                loco = found
             pooled_by_seed[seed] = found[1]
     if "synthetic" in args.parts:
         synth = synthetic(config)

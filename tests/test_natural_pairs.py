@@ -3,6 +3,7 @@ the readers' raw judgements in data/judgements/ (no access to ../shared needed).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -96,8 +97,6 @@ def test_accepted_sample_labels_are_what_the_readers_wrote(labels: str, judgemen
 def test_make_model_trains_on_every_labelled_set_and_each_has_its_ads():
     """`make model` names exactly `ALL_LABELLED_SETS` (the later rounds included), and each bundled
     natural set holds the ads of all of its pairs."""
-    import re
-
     from jobdedup.data import ALL_LABELLED_SETS, NATURAL_SETS
 
     makefile = (DATA.parent / "Makefile").read_text()
