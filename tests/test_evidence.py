@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.employers import same_employer_names
 from jobdedup.features.mentions import PLACE_FLEXIBLE_HASHES, PLACE_FLEXIBLE_WORDS
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.requisitions import requisition_numbers
@@ -369,6 +370,19 @@ def test_employer_guard_keeps_spelling_variants_and_agencies_carrying_one_client
     edges = pd.DataFrame({"i": [0, 0], "j": [1, 2], "probability": [0.9, 0.9]})
     labels, splits = split_mixed_employers(np.zeros(3, dtype=np.int64), two_clients, edges, edges[["i", "j"]])
     assert len(set(labels.tolist())) == 3 and splits[0].parts == 3
+
+
+def test_acronym_skipping_a_word_is_one_employer_only_when_long_and_anchored():
+    # NICE's ads in jobspy_martadatauk_uk: "NICE" and "The National Institute for Health and Care
+    # Excellence" (its H skipped); a three-letter acronym that skips a word is not matched.
+    assert same_employer_names("nice", "national institute for health and care excellence")
+    assert not same_employer_names("sap", "salt and pepper steakhouse")
+    assert not same_employer_names("nce", "national institute for health and care excellence")
+    assert not same_employer_names("nihc", "national institute for health and care excellence")  # not the last word's
+    companies = pd.Series(["nice", None, "national institute for health and care excellence"])
+    edges = pd.DataFrame({"i": [0, 1], "j": [1, 2], "probability": [0.95, 0.93]})
+    labels, splits = split_mixed_employers(np.zeros(3, dtype=np.int64), companies, edges, edges.iloc[:0])
+    assert len(set(labels.tolist())) == 1 and splits == []
 
 
 def test_title_word_the_other_ad_never_names_marks_another_vacancy():
