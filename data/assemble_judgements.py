@@ -15,7 +15,8 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   drawn with the model retrained on rounds 1-4), `round6_*` — 417 new pairs (2026-11-27, half from
   mrtrkmn_germany, yshauly_israel and glassdoor_ds_jobs, drawn with the model trained on rounds 1-5)
   and `round7_*` — 110 new pairs (2026-11-27, half from adzuna_job_salary_sample and ryrk1020_dfw),
-  in the same three files, 10 % of each round read twice, blind;
+  `round8_*` — 347 new pairs (2026-11-27, half from martadatauk_uk, mcnakhaee_netherlands and
+  mrtrkmn_germany, drawn with the model trained on rounds 1-7), in the same three files, 10 % of each round read twice, blind;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
@@ -36,8 +37,8 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
-ROUNDS = (2, 3, 4, 5, 6, 7)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
-LATE_ROUNDS = ("5", "6", "7")
+ROUNDS = (2, 3, 4, 5, 6, 7, 8)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+LATE_ROUNDS = ("5", "6", "7", "8")
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
 model` trains on beside the split (see data/NATURAL_PAIRS.md)."""
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
