@@ -16,7 +16,9 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   mrtrkmn_germany, yshauly_israel and glassdoor_ds_jobs, drawn with the model trained on rounds 1-5)
   and `round7_*` — 110 new pairs (2026-11-27, half from adzuna_job_salary_sample and ryrk1020_dfw),
   `round8_*` — 347 new pairs (2026-11-27, half from martadatauk_uk, mcnakhaee_netherlands and
-  mrtrkmn_germany, drawn with the model trained on rounds 1-7), in the same three files, 10 % of each round read twice, blind;
+  mrtrkmn_germany, drawn with the model trained on rounds 1-7) and `round9_*` — 221 new pairs
+  (2026-11-27, half from adzuna_job_salary_sample, ryrk1020_dfw and martadatauk_uk, drawn with the
+  model trained on rounds 1-8), in the same three files, 10 % of each round read twice, blind;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
@@ -37,8 +39,8 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
-ROUNDS = (2, 3, 4, 5, 6, 7, 8)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
-LATE_ROUNDS = ("5", "6", "7", "8")
+ROUNDS = (2, 3, 4, 5, 6, 7, 8, 9)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+LATE_ROUNDS = ("5", "6", "7", "8", "9")
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
 model` trains on beside the split (see data/NATURAL_PAIRS.md)."""
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
