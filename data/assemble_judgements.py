@@ -18,7 +18,12 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   `round8_*` — 347 new pairs (2026-11-27, half from martadatauk_uk, mcnakhaee_netherlands and
   mrtrkmn_germany, drawn with the model trained on rounds 1-7) and `round9_*` — 221 new pairs
   (2026-11-27, half from adzuna_job_salary_sample, ryrk1020_dfw and martadatauk_uk, drawn with the
-  model trained on rounds 1-8), in the same three files, 10 % of each round read twice, blind;
+  model trained on rounds 1-8) and `round10_*` — 424 new pairs (2026-11-27, half from
+  mrtrkmn_germany, yshauly_israel, glassdoor_ds_jobs, sunjana2199_googlejobs and
+  mcnakhaee_netherlands, drawn with the model trained on rounds 1-9) and `round11_*` — 443 new
+  pairs (2026-11-27, half from milanakdj_toronto, thedarianwong_vancouver, multisite_bangalore,
+  dhanashrinanekar_india, adzuna_job_salary_sample and ryrk1020_dfw, drawn with the model trained
+  on rounds 1-10), in the same three files, 10 % of each round read twice, blind;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
@@ -39,8 +44,8 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
-ROUNDS = (2, 3, 4, 5, 6, 7, 8, 9)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
-LATE_ROUNDS = ("5", "6", "7", "8", "9")
+ROUNDS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+LATE_ROUNDS = ("5", "6", "7", "8", "9", "10", "11")
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
 model` trains on beside the split (see data/NATURAL_PAIRS.md)."""
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
