@@ -101,6 +101,11 @@ def reread_round1() -> tuple[pd.DataFrame, dict[str, float]]:
     return decided, figures
 
 
+def _round_number(column: pd.Series) -> pd.Series:
+    """Sort key: rounds by number ("10" after "9"), other columns as they are."""
+    return column.astype(int) if column.name == "round" else column
+
+
 def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]:
     """Decided pairs, unsure pairs and agreement figures."""
     old, old_agreement = reread_round1()
@@ -124,8 +129,9 @@ def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]
     high = judged[["ad_id_a", "ad_id_b"]].max(axis=1)
     judged["ad_id_a"], judged["ad_id_b"] = low, high
     judged = judged.drop_duplicates(["ad_id_a", "ad_id_b"], keep="last")
-    decided = judged[judged["label"].isin(["0", "1"])].sort_values(["round", "ad_id_a", "ad_id_b"])
-    unsure = judged[judged["label"] == "unsure"].sort_values(["round", "ad_id_a", "ad_id_b"])
+    judged = judged.sort_values(["round", "ad_id_a", "ad_id_b"], key=_round_number)
+    decided = judged[judged["label"].isin(["0", "1"])]
+    unsure = judged[judged["label"] == "unsure"]
     return decided[COLUMNS], unsure[COLUMNS], figures
 
 
