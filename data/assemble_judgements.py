@@ -23,7 +23,9 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   mcnakhaee_netherlands, drawn with the model trained on rounds 1-9) and `round11_*` — 443 new
   pairs (2026-11-27, half from milanakdj_toronto, thedarianwong_vancouver, multisite_bangalore,
   dhanashrinanekar_india, adzuna_job_salary_sample and ryrk1020_dfw, drawn with the model trained
-  on rounds 1-10), in the same three files, 10 % of each round read twice, blind;
+  on rounds 1-10) and `round12_*` — 378 new pairs (2026-11-27, half from martadatauk_uk,
+  adzuna_job_salary_sample, mcnakhaee_netherlands and ryrk1020_dfw, drawn with the model trained on
+  rounds 1-11), in the same three files, 10 % of each round read twice, blind;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
@@ -44,8 +46,8 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
-ROUNDS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
-LATE_ROUNDS = ("5", "6", "7", "8", "9", "10", "11")
+ROUNDS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+LATE_ROUNDS = ("5", "6", "7", "8", "9", "10", "11", "12")
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
 model` trains on beside the split (see data/NATURAL_PAIRS.md)."""
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
