@@ -9,23 +9,9 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   DUPLICATE_DEFINITION.md (2026-11-24): these decisions replace round 1's (the definition wins);
 - `round2_pairs.csv`, `round2_assignments.csv`, `round2_reader_<k>.csv` — 1,650 new pairs
   (2026-11-24), 10 % of them read twice, blind, by two readers;
-- `round3_*` — 593 new pairs (2026-11-25, half of each stratum from the two Adzuna corpora) and
-  `round4_*` — 660 new pairs (2026-11-25, half from mcnakhaee_netherlands and ryrk1020_dfw) and
-  `round5_*` — 620 new pairs (2026-11-25, half from adzuna_job_salary_sample and ryrk1020_dfw,
-  drawn with the model retrained on rounds 1-4), `round6_*` — 417 new pairs (2026-11-27, half from
-  mrtrkmn_germany, yshauly_israel and glassdoor_ds_jobs, drawn with the model trained on rounds 1-5)
-  and `round7_*` — 110 new pairs (2026-11-27, half from adzuna_job_salary_sample and ryrk1020_dfw),
-  `round8_*` — 347 new pairs (2026-11-27, half from martadatauk_uk, mcnakhaee_netherlands and
-  mrtrkmn_germany, drawn with the model trained on rounds 1-7) and `round9_*` — 221 new pairs
-  (2026-11-27, half from adzuna_job_salary_sample, ryrk1020_dfw and martadatauk_uk, drawn with the
-  model trained on rounds 1-8) and `round10_*` — 424 new pairs (2026-11-27, half from
-  mrtrkmn_germany, yshauly_israel, glassdoor_ds_jobs, sunjana2199_googlejobs and
-  mcnakhaee_netherlands, drawn with the model trained on rounds 1-9) and `round11_*` — 443 new
-  pairs (2026-11-27, half from milanakdj_toronto, thedarianwong_vancouver, multisite_bangalore,
-  dhanashrinanekar_india, adzuna_job_salary_sample and ryrk1020_dfw, drawn with the model trained
-  on rounds 1-10) and `round12_*` — 378 new pairs (2026-11-27, half from martadatauk_uk,
-  adzuna_job_salary_sample, mcnakhaee_netherlands and ryrk1020_dfw, drawn with the model trained on
-  rounds 1-11), in the same three files, 10 % of each round read twice, blind;
+- `round<N>_*` for the later `ROUNDS` (3-12, 2026-11-25 and 2026-11-27) — new pairs in the same
+  three files, 10 % of each round read twice, blind; which corpora and model each round was drawn
+  with is in data/NATURAL_PAIRS.md;
 - `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
   convention settled (each with its reason).
 
@@ -47,7 +33,8 @@ from sklearn.metrics import cohen_kappa_score
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
 ROUNDS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
-LATE_ROUNDS = ("5", "6", "7", "8", "9", "10", "11", "12")
+FIRST_LATE_ROUND = 5
+LATE_ROUNDS = tuple(str(number) for number in ROUNDS if number >= FIRST_LATE_ROUND)
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
 model` trains on beside the split (see data/NATURAL_PAIRS.md)."""
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
