@@ -35,10 +35,10 @@ Example:
 # imported inside create_app so that other commands do not import the web framework.
 import argparse
 import hmac
-import os
 import ipaddress
 import json
 import logging
+import os
 import queue
 import time
 from collections.abc import Callable, Iterator
@@ -186,6 +186,7 @@ class Service:
         writes_allowed: False when listening beyond loopback without a token (writes refused).
         wait: seconds a write waits for another process writing to the index.
         readers: read connections.
+        writer: where writes go (`RemoteWriter` with `--workers`); default a child of this process.
     """
 
     def __init__(
@@ -196,6 +197,7 @@ class Service:
         writes_allowed: bool = True,
         wait: float = 60.0,
         readers: int = READERS,
+        writer: Any = None,
     ) -> None:
         from jobdedup.pipeline.index.cache import KeyCache, open_cached
         from jobdedup.pipeline.index.key_files import key_directory
@@ -211,7 +213,9 @@ class Service:
         for _ in range(readers):
             self.pool.put(open_cached(self.index_path, self.cache))
         # Writes in a child process (`pipeline.serve_writer`), so that they never stall checks.
-        self.writer = WriterProcess(self.index_path, self.model, wait) if writes_allowed else None
+        if writer is None and writes_allowed:
+            writer = WriterProcess(self.index_path, self.model, wait)
+        self.writer = writer
         self.started = time.time()
         self.requests = 0
 
@@ -411,7 +415,7 @@ def create_app(service: Service) -> Any:
             "key_memory_bytes": service.cache.nbytes(),
             "resident_bytes": _resident_bytes(),
             "process": os.getpid(),  # (with --workers, which worker answered)
-            "writer_running": service.writer is not None and service.writer.running,
+            **_writer_status(service.writer),
             "uptime_seconds": round(time.time() - service.started, 1),
             "threshold": float(service.model.threshold_),
         }
@@ -434,6 +438,12 @@ def _log(request: Any, status: int, started: float) -> None:
         f" ads={ads}" if ads is not None else "",
         (time.perf_counter() - started) * 1000,
     )
+
+
+def _writer_status(writer: Any) -> dict[str, Any]:
+    """Whether the writer child is up and its process id (with `--workers`, the one all share)."""
+    status = writer.status() if writer is not None else {"running": False, "pid": None}
+    return {"writer_running": bool(status["running"]), "writer_process": status["pid"]}
 
 
 def _resident_bytes() -> int | None:
@@ -543,7 +553,15 @@ def make_service(args: argparse.Namespace) -> Service:
     if not loopback and token is None:
         log.warning("listening on %s without --token-file: write endpoints are off", args.host)
     model = model_from_args(args)
-    service = Service(args.index, model, token=token, writes_allowed=loopback or token is not None, wait=args.wait)
+    writer = None
+    if getattr(args, "writer", None):  # a `--workers` process: writes through the supervisor's broker
+        from jobdedup.pipeline.serve_writer import RemoteWriter
+
+        address, key = args.writer
+        writer = RemoteWriter(address, bytes.fromhex(key))
+    service = Service(
+        args.index, model, token=token, writes_allowed=loopback or token is not None, wait=args.wait, writer=writer
+    )
     started = time.perf_counter()
     service.warm_up()
     with service.reader() as index:

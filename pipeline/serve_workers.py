@@ -4,15 +4,16 @@ A check holds its process's GIL for most of its ~30-70 ms; in one process, concu
 behind each other on one core. Here uvicorn's supervisor binds the socket and starts N worker
 processes (spawned, not forked), each a whole service (`pipeline.serve.Service`: its model, read
 connections, a key cache mapping the decoded key parts that all of them share through
-`pipeline.index.key_files`, and a writer child of its own when it has writes). Each worker is an
-ordinary reader and writer of the index file: two workers' adds are serialised by SQLite's write
-lock, as two processes' always are, and every worker's cache follows every commit. A worker dies
-with the supervisor (Linux parent-death signal), and its writer with it, so a SIGKILL of the
-service still leaves an add in progress uncommitted.
+`pipeline.index.key_files`). The workers' writes go to one writer child that the supervisor
+starts with the first write (`pipeline.serve_writer.WriterBroker`; one writer for all, as one
+would do: a child per worker kept N alive under a steady stream of adds, ~0.7 GB each at
+1,000,000 ads); every worker's cache follows every commit. Workers and writer die with the
+supervisor (Linux parent-death signal), so a SIGKILL of the service still leaves an add in
+progress uncommitted.
 
 The workers get the command line's settings through an environment variable (`SETTINGS`): paths
-and numbers only (the token stays in its file; each worker reads it); each builds its app with
-`pipeline.serve.worker_app`.
+and numbers only (the token stays in its file; each worker reads it), and the broker's socket and
+key; each builds its app with `pipeline.serve.worker_app`.
 
 Example:
     jobdedup serve --index ads.jdx --workers 2
@@ -44,7 +45,16 @@ def run_workers(args: argparse.Namespace) -> int:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    os.environ[SETTINGS] = json.dumps({k: _plain(getattr(args, k, None)) for k in _PASSED})
+    from jobdedup.pipeline.serve import is_loopback
+    from jobdedup.pipeline.serve_writer import ModelSettings, WriterBroker
+
+    broker = None
+    if is_loopback(args.host) or args.token_file is not None:  # (else the write endpoints are off)
+        model = ModelSettings({k: getattr(args, k, None) for k in ("model", "quiet", "jobs", "seed", "max_description_chars")})
+        broker = WriterBroker(Path(args.index), model, args.wait)
+    settings = {k: _plain(getattr(args, k, None)) for k in _PASSED}
+    settings["writer"] = [broker.address, broker.authkey.hex()] if broker is not None else None
+    os.environ[SETTINGS] = json.dumps(settings)
     config = uvicorn.Config(
         "jobdedup.pipeline.serve:worker_app",
         factory=True,
@@ -58,8 +68,12 @@ def run_workers(args: argparse.Namespace) -> int:
     )
     sock = config.bind_socket()
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    with contextlib.suppress(KeyboardInterrupt):
-        Multiprocess(config, sockets=[sock]).run()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            Multiprocess(config, sockets=[sock]).run()
+    finally:
+        if broker is not None:
+            broker.close()
     return 0
 
 

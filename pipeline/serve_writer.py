@@ -12,6 +12,10 @@ nothing); the service decides that between requests, so no write is ever sent to
 
 Only small things cross the pipe: the ads of a request in, their groups and merges out.
 
+With `--workers N` (`pipeline.serve_workers`) there is one child for all workers: uvicorn's
+supervisor runs a `WriterBroker`, which owns the `WriterProcess` and relays the workers' writes
+(`RemoteWriter`, over a Unix socket) to it, one at a time.
+
 Example:
     >>> # writer = WriterProcess(Path("ads.jdx"), model, wait=60.0)
     >>> # writer.add(ads)["added"]; writer.remove(["ad-1"]); writer.close()
@@ -19,14 +23,20 @@ Example:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import multiprocessing
 import os
+import pickle
+import secrets
+import shutil
 import signal
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from multiprocessing.connection import Connection
+from dataclasses import dataclass
+from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +47,7 @@ from jobdedup.pipeline.errors import JobdedupError
 NICENESS = 10  # the writes' CPU priority below the checks'
 IDLE_SECONDS = 60.0  # the child is stopped after this long without a write
 _PR_SET_PDEATHSIG = 1
+STATUS = b"status"  # a worker's question to the broker (not a pickle)
 
 
 class WriterProcess:
@@ -90,6 +101,14 @@ class WriterProcess:
         return self._call("remove", ad_ids)
 
     def _call(self, job: str, argument: Any) -> Any:
+        kind, value = pickle.loads(self.forward(pickle.dumps((job, argument), protocol=pickle.HIGHEST_PROTOCOL)))
+        if kind == "ok":
+            return value
+        raise _error(*value)
+
+    def forward(self, request: bytes) -> bytes:
+        """One pickled (job, argument) to the child (started if need be), its pickled reply back:
+        what `WriterBroker` relays for the workers without unpickling either."""
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
@@ -98,16 +117,19 @@ class WriterProcess:
                 self._start()
             assert self._connection is not None
             try:
-                self._connection.send((job, argument))
-                kind, value = self._connection.recv()
+                self._connection.send_bytes(request)
+                return self._connection.recv_bytes()
             finally:
                 self.calls += 1
                 self._timer = threading.Timer(self._idle, self._stop_idle, args=(self.calls,))
                 self._timer.daemon = True
                 self._timer.start()
-        if kind == "ok":
-            return value
-        raise _error(*value)
+
+    def status(self) -> dict[str, Any]:
+        """Whether a child is up, its process id, children started and writes asked."""
+        process = self._process
+        running = process is not None and process.is_alive()
+        return {"running": running, "pid": process.pid if running else None, "starts": self.starts, "calls": self.calls}
 
     def _stop_idle(self, calls: int) -> None:
         """Stop the child if no write came since the `calls`-th (a timer that fired while a newer
@@ -135,6 +157,131 @@ class WriterProcess:
                 self._timer.cancel()
             self._stop()
         self._starter.shutdown(wait=False)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """A model the writer child loads itself (`model_files.model_from_args` of these command-line
+    settings), so that `WriterBroker`'s process, uvicorn's supervisor, never loads one."""
+
+    settings: dict[str, Any]
+
+    def load(self) -> Any:
+        """The fitted `Deduplicator`, without progress bars (as the service's own)."""
+        from jobdedup.pipeline.model_files import model_from_args
+
+        return model_from_args(argparse.Namespace(**self.settings)).with_config(show_progress=False)
+
+
+class WriterBroker:
+    """`--workers N`: one writer child for all workers, relayed by the supervisor.
+
+    With a writer child per worker, a steady stream of adds kept N children alive, each with its
+    imports, model and an add's working memory (~0.7 GB at 1,000,000 indexed ads). The broker runs
+    in uvicorn's supervisor: it listens on a Unix socket in a private folder (`address`, `authkey`
+    for the workers' `RemoteWriter`), and relays each worker's pickled write to one `WriterProcess`
+    as bytes (nothing is unpickled here), one write at a time. The child is a child of the
+    supervisor: it dies with it, and stops when idle as before.
+
+    Args:
+        index_path: the index file.
+        model: `ModelSettings` (or a fitted model) for the child.
+        wait: seconds a write waits for another process writing to the index.
+    """
+
+    def __init__(self, index_path: Path, model: Any, wait: float, idle: float = IDLE_SECONDS) -> None:
+        self.writer = WriterProcess(index_path, model, wait, idle)
+        self.authkey = secrets.token_bytes(32)
+        self._folder = Path(tempfile.mkdtemp(prefix="jobdedup-writer-"))  # (mode 0700)
+        self.address = str(self._folder / "writer.sock")
+        self._listener = Listener(self.address, family="AF_UNIX", authkey=self.authkey)
+        self._closed = threading.Event()
+        threading.Thread(target=self._accept, name="jobdedup-writer-broker", daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection = self._listener.accept()
+            except (OSError, EOFError, multiprocessing.AuthenticationError):
+                if self._closed.is_set():
+                    return
+                continue  # (a client that failed the handshake)
+            threading.Thread(target=self._relay, args=(connection,), daemon=True).start()
+
+    def _relay(self, connection: Connection) -> None:
+        """One worker's requests, answered in turn until it hangs up."""
+        with contextlib.closing(connection):
+            while True:
+                try:
+                    request = connection.recv_bytes()
+                except (EOFError, OSError):
+                    return
+                if request == STATUS:
+                    connection.send(self.writer.status())
+                    continue
+                try:
+                    reply = self.writer.forward(request)
+                except (EOFError, OSError):  # the child died inside the write (killed)
+                    reply = pickle.dumps(("error", ("WriterDied", "the writer process ended during the write")))
+                connection.send_bytes(reply)
+
+    def close(self) -> None:
+        """Stop listening, then the child (after the write in progress, if any)."""
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        self.writer.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class RemoteWriter:
+    """A worker's writes through the supervisor's `WriterBroker`: `WriterProcess`'s interface."""
+
+    def __init__(self, address: str, authkey: bytes) -> None:
+        self._address, self._authkey = address, authkey
+        self._lock = threading.Lock()
+        self._connection: Connection | None = None
+
+    def add(self, ads: pd.DataFrame) -> dict[str, Any]:
+        """`Index.add(ads)`, as `WriterProcess.add`."""
+        return self._call("add", ads)
+
+    def remove(self, ad_ids: list[str]) -> dict[str, int]:
+        """`Index.remove(ad_ids)`'s counts."""
+        return self._call("remove", ad_ids)
+
+    def status(self) -> dict[str, Any]:
+        """The shared writer's `WriterProcess.status`."""
+        return self._exchange(lambda connection: connection.send_bytes(STATUS))
+
+    @property
+    def running(self) -> bool:
+        """Whether the shared child process is up."""
+        return bool(self.status()["running"])
+
+    def _call(self, job: str, argument: Any) -> Any:
+        kind, value = self._exchange(lambda connection: connection.send((job, argument)))
+        if kind == "ok":
+            return value
+        raise _error(*value)
+
+    def _exchange(self, send: Any) -> Any:
+        with self._lock:
+            if self._connection is None:
+                self._connection = Client(self._address, family="AF_UNIX", authkey=self._authkey)
+            try:
+                send(self._connection)
+                return self._connection.recv()
+            except (EOFError, OSError):
+                self.close()
+                raise
+
+    def close(self) -> None:
+        """Hang up (the broker and its child go on serving the other workers)."""
+        if self._connection is not None:
+            with contextlib.suppress(OSError):
+                self._connection.close()
+            self._connection = None
 
 
 def limit_heap_arenas() -> None:
@@ -179,6 +326,8 @@ def _serve_writes(connection: Connection, index_path: str, model: Any, wait: flo
 
     limit_heap_arenas()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the service stops the child itself
+    if isinstance(model, ModelSettings):
+        model = model.load()
     # Keys are looked up in the files the service's checks map (an add reads no whole key store).
     with open_cached(index_path, KeyCache(key_directory(Path(index_path))), timeout=wait) as index:
         while True:
@@ -208,4 +357,5 @@ def _serve_writes(connection: Connection, index_path: str, model: Any, wait: flo
             connection.send(reply)
 
 
-__all__ = ["WriterProcess", "die_with_parent", "limit_heap_arenas", "trim_heap"]
+__all__ = ["ModelSettings", "RemoteWriter", "WriterBroker", "WriterProcess", "die_with_parent", "limit_heap_arenas",
+           "trim_heap"]

@@ -413,6 +413,23 @@ def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_servi
             with httpx.Client(base_url=service.url, headers=service.headers, timeout=300) as client:
                 answer = client.post("/v1/check", json=_json_ads(batches[2].iloc[:3])).json()
                 assert {a["decision"] for a in answer["ads"]} == {"already_indexed"}
+        # One writer child for both workers: the adds (through fresh connections, whichever worker
+        # takes them) go to one process, a child of the supervisor, which both workers report.
+        for part in np.array_split(np.arange(len(batches[4])), 4):
+            with httpx.Client(base_url=service.url, headers=service.headers, timeout=300) as client:
+                assert client.post("/v1/ads", json=_json_ads(batches[4].iloc[part])).json()["added"] == len(part)
+        writer_of: dict[int, int] = {}
+        for _ in range(60):  # fresh connections until both workers have answered
+            with httpx.Client(base_url=service.url, headers=service.headers, timeout=300) as client:
+                figures = client.get("/v1/stats").json()["service"]
+                writer_of[figures["process"]] = figures["writer_process"]
+            if len(writer_of) == 2:
+                break
+        assert set(writer_of) == seen and len(set(writer_of.values())) == 1
+        writer_pid = writer_of.popitem()[1]
+        assert writer_pid is not None
+        assert f"PPid:\t{service.process.pid}\n" in Path(f"/proc/{writer_pid}/status").read_text()
+        assert all(not _descendants(worker) for worker in seen)
     finally:
         service.stop()
     before = _stats(path)

@@ -78,3 +78,34 @@ def test_writer_child_outlives_the_thread_that_started_it(tmp_path, default_mode
         assert writer.add(test_ads.iloc[10:15])["added"] == 5 and writer.starts == 1
     finally:
         writer.close()
+
+
+def test_broker_relays_two_workers_writes_to_one_child(tmp_path, default_model, test_ads):
+    """`--workers N`: each worker's `RemoteWriter` reaches the one child of the `WriterBroker`; the
+    store's errors keep their class on the way back, and a wrong key is refused."""
+    from multiprocessing import AuthenticationError
+
+    from jobdedup.pipeline.serve_writer import ModelSettings, RemoteWriter, WriterBroker
+
+    path = tmp_path / "ads.jdx"
+    model = ModelSettings({"model": None, "quiet": True, "jobs": None, "seed": None, "max_description_chars": None})
+    broker = WriterBroker(path, model, wait=0.5)
+    first, second = (RemoteWriter(broker.address, broker.authkey) for _ in range(2))
+    try:
+        assert first.status() == {"running": False, "pid": None, "starts": 0, "calls": 0}
+        assert first.add(test_ads.iloc[:10])["added"] == 10
+        assert second.add(test_ads.iloc[5:20])["added"] == 10  # the first's ads are seen: 5 skipped
+        assert first.status()["pid"] == second.status()["pid"] == broker.writer.status()["pid"]
+        assert broker.writer.starts == 1 and second.running
+        with Index.open(path) as holder, holder.store.write(5), pytest.raises(IndexLockedError):
+            second.remove([test_ads["ad_id"].iloc[0]])
+        assert first.remove([test_ads["ad_id"].iloc[0]])["removed"] == 1
+        with pytest.raises(AuthenticationError):
+            RemoteWriter(broker.address, b"not the key").status()
+    finally:
+        first.close()
+        second.close()
+        broker.close()
+    assert not broker.writer.running
+    with Index.open(path, read_only=True) as index:
+        assert index.stats()["ads"] == 19
