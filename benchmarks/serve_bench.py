@@ -85,6 +85,20 @@ def _memory(pid: int) -> dict[str, float]:
     return found
 
 
+def _pss_by_process(pid: int) -> list[dict[str, float]]:
+    """PSS in MB of the service's process and each descendant, with its parent: the supervisor,
+    its workers and the writer child (with `--workers`, the writer's parent is the supervisor)."""
+    rows = []
+    for process in [pid, *_children(pid)]:
+        with contextlib.suppress(OSError):
+            status = Path(f"/proc/{process}/status").read_text()
+            parent = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+            pss = next(line.split()[1] for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines()
+                       if line.startswith("Pss:"))  # fmt: skip
+            rows.append({"pid": process, "parent": parent, "pss_mb": round(int(pss) / 1024, 1)})
+    return rows
+
+
 def _watch_memory(pid: int, peak: dict[str, float], stop: threading.Event) -> None:
     """Keep in `peak` the highest summed VmRSS and Pss seen, sampled every second until `stop`."""
     while not stop.wait(1.0):
@@ -102,6 +116,20 @@ def _children(pid: int) -> list[int]:
             with contextlib.suppress(OSError):
                 direct += [int(c) for c in (task / "children").read_text().split()]
     return [c for child in direct for c in (child, *_children(child))]
+
+
+def wait_ready(service: subprocess.Popen, url: str, log: Path) -> None:
+    """Return once the service answers /healthz; stop if it exited (its log is at `log`)."""
+    import httpx
+
+    while True:
+        if service.poll() is not None:
+            raise SystemExit(f"service exited {service.returncode}; see {log}")
+        try:
+            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.5)
 
 
 def _records(frame) -> list[dict]:
@@ -255,14 +283,7 @@ def run(args: argparse.Namespace) -> dict:
         "index_build": {k: build_log.get(k) for k in ("build_batch", "build_seconds")},
     }
     try:
-        while True:
-            if service.poll() is not None:
-                raise SystemExit(f"service exited {service.returncode}; see {OUT / 'service.log'}")
-            try:
-                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
+        wait_ready(service, url, OUT / "service.log")
         results["ready_seconds"] = round(time.perf_counter() - began, 1)
         results["memory_at_start_mb"] = _memory(service.pid)
         peak: dict[str, float] = {}
@@ -320,6 +341,7 @@ def run(args: argparse.Namespace) -> dict:
             offset += args.requests
 
         results["memory_at_end_mb"] = _memory(service.pid)
+        results["pss_by_process_at_end"] = _pss_by_process(service.pid)
         watching.set()
         results["memory_peak_sampled_mb"] = peak
         results["service_stats"] = client.get("/v1/stats").json()["service"]

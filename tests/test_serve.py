@@ -361,7 +361,11 @@ def test_sigkill_during_add_then_restart_and_cli_writer_serialised(tmp_path, def
         writer = threading.Thread(target=service_add)
         writer.start()
         began = time.monotonic()
-        answer = service.client.post("/v1/check", json=_json_ads(batches[3].iloc[:3]))
+        try:
+            answer = service.client.post("/v1/check", json=_json_ads(batches[3].iloc[:3]))
+        except httpx.HTTPError as failure:  # (seen once in CI, not reproduced: keep what the service said)
+            writer.join(timeout=60)
+            pytest.fail(f"{failure!r}; service exit code {service.process.poll()}; its log:\n{service.log.read_text()[-4000:]}")
         assert answer.status_code == 200 and cli.poll() is None  # answered while the CLI held the lock
         assert time.monotonic() - began < 30
         assert cli.wait(timeout=300) == 0
