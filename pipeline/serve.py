@@ -595,7 +595,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         if args.token_file:
             read_token(args.token_file)  # a bad token file stops here, not in each worker
-        return run_workers(args)
+        return run_workers(args, writes_allowed=is_loopback(args.host) or args.token_file is not None)
     config = uvicorn.Config(
         create_app(make_service(args)),
         host=args.host,

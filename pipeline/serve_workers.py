@@ -34,8 +34,9 @@ HEALTH_CHECK_SECONDS = 120  # the supervisor restarts a worker that does not ans
 _PASSED = ("index", "model", "host", "port", "token_file", "wait", "quiet", "jobs", "seed", "max_description_chars")
 
 
-def run_workers(args: argparse.Namespace) -> int:
-    """Serve with `args.workers` processes under uvicorn's supervisor until interrupted.
+def run_workers(args: argparse.Namespace, writes_allowed: bool) -> int:
+    """Serve with `args.workers` processes under uvicorn's supervisor until interrupted (with
+    `writes_allowed`, the supervisor relays the workers' writes to one writer child).
 
     What `uvicorn.run(..., workers=N)` does, but the listening socket gets TCP_NODELAY, which the
     connections it accepts inherit (Linux): uvicorn binds it with protocol 0, so asyncio does not
@@ -45,11 +46,10 @@ def run_workers(args: argparse.Namespace) -> int:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from jobdedup.pipeline.serve import is_loopback
     from jobdedup.pipeline.serve_writer import ModelSettings, WriterBroker
 
     broker = None
-    if is_loopback(args.host) or args.token_file is not None:  # (else the write endpoints are off)
+    if writes_allowed:  # (else the write endpoints are off)
         model = ModelSettings({k: getattr(args, k, None) for k in ("model", "quiet", "jobs", "seed", "max_description_chars")})
         broker = WriterBroker(Path(args.index), model, args.wait)
     settings = {k: _plain(getattr(args, k, None)) for k in _PASSED}
