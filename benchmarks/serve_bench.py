@@ -33,6 +33,7 @@ Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -85,18 +86,36 @@ def _memory(pid: int) -> dict[str, float]:
     return found
 
 
-def _pss_by_process(pid: int) -> list[dict[str, float]]:
-    """PSS in MB of the service's process and each descendant, with its parent: the supervisor,
-    its workers and the writer child (with `--workers`, the writer's parent is the supervisor)."""
-    rows = []
+KINDS = ("keys.npy", "[heap]", "[anon]", ".so", "other")
+
+
+def _kind(path: str) -> str:
+    if path.endswith(".npy"):
+        return "keys.npy"
+    if path in ("[heap]", "[anon]"):
+        return path
+    return ".so" if ".so" in path else "other"
+
+
+def pss_by_kind(pid: int) -> dict[int, dict[str, float]]:
+    """Per process of the service (`pid` and its descendants): its parent and PSS in MB by kind."""
+    found = {}
     for process in [pid, *_children(pid)]:
-        with contextlib.suppress(OSError):
+        kinds: collections.Counter = collections.Counter()
+        kind = "other"
+        try:
+            for line in Path(f"/proc/{process}/smaps").read_text().splitlines():
+                fields = line.split()
+                if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
+                    kind = _kind(fields[5] if len(fields) > 5 else "[anon]")
+                elif fields and fields[0] == "Pss:":
+                    kinds[kind] += int(fields[1]) / 1024
             status = Path(f"/proc/{process}/status").read_text()
-            parent = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
-            pss = next(line.split()[1] for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines()
-                       if line.startswith("Pss:"))  # fmt: skip
-            rows.append({"pid": process, "parent": parent, "pss_mb": round(int(pss) / 1024, 1)})
-    return rows
+        except OSError:
+            continue
+        parent = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        found[process] = {"parent": parent, **{k: round(kinds[k], 1) for k in KINDS}}
+    return found
 
 
 def _watch_memory(pid: int, peak: dict[str, float], stop: threading.Event) -> None:
@@ -341,7 +360,7 @@ def run(args: argparse.Namespace) -> dict:
             offset += args.requests
 
         results["memory_at_end_mb"] = _memory(service.pid)
-        results["pss_by_process_at_end"] = _pss_by_process(service.pid)
+        results["pss_by_process_at_end"] = pss_by_kind(service.pid)
         watching.set()
         results["memory_peak_sampled_mb"] = peak
         results["service_stats"] = client.get("/v1/stats").json()["service"]

@@ -15,7 +15,6 @@ Run: .venv/bin/python -m benchmarks.serve_memory --size 1000000 [--checks 100 --
 from __future__ import annotations
 
 import argparse
-import collections
 import shutil
 import subprocess
 import sys
@@ -26,42 +25,10 @@ import httpx
 import pandas as pd
 
 from benchmarks.index_bench import BUILD_BATCH, build
-from benchmarks.serve_bench import _children, _free_port, _records, wait_ready
+from benchmarks.serve_bench import KINDS, _free_port, _records, pss_by_kind, wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "out" / "serve_memory"
-KINDS = ("keys.npy", "[heap]", "[anon]", ".so", "other")
-
-
-def _kind(path: str) -> str:
-    if path.endswith(".npy"):
-        return "keys.npy"
-    if path in ("[heap]", "[anon]"):
-        return path
-    return ".so" if ".so" in path else "other"
-
-
-def pss_by_kind(pid: int) -> dict[int, dict[str, float]]:
-    """Per process of the service (`pid` and its descendants): its parent and PSS in MB by kind."""
-    found = {}
-    for process in [pid, *_children(pid)]:
-        kinds: collections.Counter = collections.Counter()
-        kind = "other"
-        try:
-            for line in Path(f"/proc/{process}/smaps").read_text().splitlines():
-                fields = line.split()
-                if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
-                    kind = _kind(fields[5] if len(fields) > 5 else "[anon]")
-                elif fields and fields[0] == "Pss:":
-                    kinds[kind] += int(fields[1]) / 1024
-            status = Path(f"/proc/{process}/status").read_text()
-        except OSError:
-            continue
-        parent = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
-        found[process] = {"parent": parent, **{k: round(kinds[k], 1) for k in KINDS}}
-    return found
-
-
 def _table(moment: str, service_pid: int, found: dict[int, dict[str, float]], writers: set[int]) -> list[str]:
     """Rows of the table; `writers`: the writer children's pids as the workers report them (a
     writer started by a worker, as before `WriterBroker`, is told by its parent)."""

@@ -530,6 +530,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def writes_allowed(host: str, token_given: bool) -> bool:
+    """Whether the write endpoints are on: on loopback, or beyond it with a token file."""
+    return is_loopback(host) or token_given
+
+
 def read_token(path: Path) -> str:
     """The token in `path` (surrounding whitespace dropped); refuses a missing or empty file."""
     try:
@@ -549,8 +554,8 @@ def make_service(args: argparse.Namespace) -> Service:
     limit_heap_arenas()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     token = read_token(args.token_file) if args.token_file else None
-    loopback = is_loopback(args.host)
-    if not loopback and token is None:
+    allowed = writes_allowed(args.host, token is not None)
+    if not allowed:
         log.warning("listening on %s without --token-file: write endpoints are off", args.host)
     model = model_from_args(args)
     writer = None
@@ -559,9 +564,7 @@ def make_service(args: argparse.Namespace) -> Service:
 
         address, key = args.writer
         writer = RemoteWriter(address, bytes.fromhex(key))
-    service = Service(
-        args.index, model, token=token, writes_allowed=loopback or token is not None, wait=args.wait, writer=writer
-    )
+    service = Service(args.index, model, token=token, writes_allowed=allowed, wait=args.wait, writer=writer)
     started = time.perf_counter()
     service.warm_up()
     with service.reader() as index:
@@ -595,7 +598,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         if args.token_file:
             read_token(args.token_file)  # a bad token file stops here, not in each worker
-        return run_workers(args, writes_allowed=is_loopback(args.host) or args.token_file is not None)
+        return run_workers(args, writes_allowed=writes_allowed(args.host, args.token_file is not None))
     config = uvicorn.Config(
         create_app(make_service(args)),
         host=args.host,

@@ -50,7 +50,7 @@ def run_workers(args: argparse.Namespace, writes_allowed: bool) -> int:
 
     broker = None
     if writes_allowed:  # (else the write endpoints are off)
-        model = ModelSettings({k: getattr(args, k, None) for k in ("model", "quiet", "jobs", "seed", "max_description_chars")})
+        model = ModelSettings({k: getattr(args, k, None) for k in _PASSED})  # (model_from_args picks its own)
         broker = WriterBroker(Path(args.index), model, args.wait)
     settings = {k: _plain(getattr(args, k, None)) for k in _PASSED}
     settings["writer"] = [broker.address, broker.authkey.hex()] if broker is not None else None

@@ -101,10 +101,7 @@ class WriterProcess:
         return self._call("remove", ad_ids)
 
     def _call(self, job: str, argument: Any) -> Any:
-        kind, value = pickle.loads(self.forward(pickle.dumps((job, argument), protocol=pickle.HIGHEST_PROTOCOL)))
-        if kind == "ok":
-            return value
-        raise _error(*value)
+        return _outcome(*pickle.loads(self.forward(pickle.dumps((job, argument), protocol=pickle.HIGHEST_PROTOCOL))))
 
     def forward(self, request: bytes) -> bytes:
         """One pickled (job, argument) to the child (started if need be), its pickled reply back:
@@ -260,10 +257,7 @@ class RemoteWriter:
         return bool(self.status()["running"])
 
     def _call(self, job: str, argument: Any) -> Any:
-        kind, value = self._exchange(lambda connection: connection.send((job, argument)))
-        if kind == "ok":
-            return value
-        raise _error(*value)
+        return _outcome(*self._exchange(lambda connection: connection.send((job, argument))))
 
     def _exchange(self, send: Any) -> Any:
         with self._lock:
@@ -296,6 +290,13 @@ def trim_heap() -> None:
     """Give freed heap pages back to the system (an add frees hundreds of MB). No-op off glibc."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _outcome(kind: str, value: Any) -> Any:
+    """The child's reply ("ok", value) as the value, ("error", (class, message)) as the exception."""
+    if kind == "ok":
+        return value
+    raise _error(*value)
 
 
 def _error(kind: str, message: str) -> Exception:
