@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 from rapidfuzz import fuzz
 
+from jobdedup.features.normalize import FEW_VALUES
+
 
 SIMILAR_NAMES = 0.9
 """Token-set ratio (0..1) from which two normalised names are one employer written two ways."""
@@ -88,6 +90,8 @@ def _acronym_pairs(companies: pd.Series, left: np.ndarray, right: np.ndarray) ->
     """Per pair, whether one company is the initials of the other; each distinct pair checked once,
     in Python only where its lengths allow it."""
     names = companies.astype(object).to_numpy()
+    if len(left) <= FEW_VALUES:  # (a service's check: plain Python costs less than the frames)
+        return np.array([_is_acronym(str(names[a]), str(names[b])) for a, b in zip(left, right)], dtype=bool)
     frame = pd.DataFrame({"a": names[left], "b": names[right]})
     distinct = frame.drop_duplicates()
     a, b = distinct["a"].to_numpy(), distinct["b"].to_numpy()

@@ -20,6 +20,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
 from jobdedup.features.employers import employer_conflict
+from jobdedup.features.normalize import FEW_VALUES, distinct
 from jobdedup.features.mentions import (
     both_texts_say_place_flexible,
     named_in_other_text,
@@ -154,8 +155,9 @@ def _string_similarity(
     threads: int,
 ) -> np.ndarray:
     """rapidfuzz score in 0..1 for each pair; NaN where either string is missing."""
-    present = values.notna().to_numpy()
-    strings = values.fillna("").astype(str).to_numpy(dtype=object)
+    codes, uniques = distinct(values)
+    present = codes >= 0
+    strings = np.array([str(u) for u in uniques] + [""], dtype=object)[codes]  # (-1, missing: "")
     both = present[left] & present[right]
     out = np.full(len(left), np.nan)
     if both.any():
@@ -166,15 +168,16 @@ def _string_similarity(
 
 def _equal(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """1.0 where both values are present and equal, 0.0 where both present and different, else NaN."""
-    present = values.notna().to_numpy()
-    codes = pd.factorize(values)[0]
+    codes = distinct(values)[0]
     out = np.where(codes[left] == codes[right], 1.0, 0.0)
-    out[~(present[left] & present[right])] = np.nan
+    out[(codes[left] < 0) | (codes[right] < 0)] = np.nan
     return out
 
 
 def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """For tuple-valued fields (e-mails, phones, domains): 1 if any item is shared, 0 if none, NaN if a side has none."""
+    if len(values) <= FEW_VALUES:
+        return _shared_item_few(values, left, right)
     exploded = values.reset_index(drop=True).explode().dropna()
     has_items = np.zeros(len(values), dtype=bool)
     has_items[exploded.index.to_numpy(dtype=np.int64)] = True
@@ -191,6 +194,18 @@ def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.n
         shared = left_items.merge(right_items, on=["pair", "item"])["pair"].unique()
         out[shared] = 1.0
     return out
+
+
+def _shared_item_few(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """`_shared_item` for up to `FEW_VALUES` ads (a service's check), in plain Python."""
+    items = [
+        {str(item) for item in value if not pd.isna(item)} if isinstance(value, (tuple, list, np.ndarray)) else set()
+        for value in values.tolist()
+    ]
+    return np.array(
+        [(1.0 if items[a] & items[b] else 0.0) if items[a] and items[b] else np.nan for a, b in zip(left, right)],
+        dtype=float,
+    )
 
 
 def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ import pandas as pd
 from xxhash import xxh3_64_intdigest
 
 from jobdedup.features.kernels import intersection_counts
+from jobdedup.features.normalize import FEW_VALUES, distinct
 
 
 @dataclass(frozen=True)
@@ -189,11 +190,45 @@ def word_sets(values: pd.Series) -> ShingleSets:
         >>> word_sets(pd.Series(["data engineer", None, "engineer data data"])).sizes.tolist()
         [2, 0, 2]
     """
-    codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""))
-    words = pd.Series(uniques, dtype=object).str.split().explode().dropna()
-    word_codes, distinct_words = pd.factorize(words)
-    hashes = word_hashes(distinct_words)[word_codes]
-    return sets_of_rows(words.index.to_numpy(np.int64), hashes, len(uniques)).subset(codes)
+    codes, texts = texts_and_codes(values)
+    rows, words = split_words(texts)
+    if len(texts) <= FEW_VALUES:
+        hashes = word_hashes(words)
+    else:
+        word_codes, distinct_words = pd.factorize(words)
+        hashes = word_hashes(distinct_words)[word_codes]
+    return sets_of_rows(rows, hashes, len(texts)).subset(codes)
+
+
+def texts_and_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct strings of `values` followed by the empty string, and each row's number in them
+    (a missing value: the last, empty one).
+
+    Example:
+        >>> codes, texts = texts_and_codes(pd.Series(["b", None, "a", "b"]))
+        >>> codes.tolist(), texts.tolist()
+        ([0, 2, 1, 0], ['b', 'a', ''])
+    """
+    codes, uniques = distinct(values)
+    return np.where(codes < 0, len(uniques), codes), np.append(uniques, "").astype(object)
+
+
+def split_words(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every whitespace-separated word of `texts` (strings) in order, with the number of its text:
+    (rows, words). Up to `FEW_VALUES` texts (a service's check) are split in plain Python, which
+    costs less than pandas' string methods for so few.
+
+    Example:
+        >>> rows, words = split_words(np.array(["data engineer", "", "sql"], dtype=object))
+        >>> rows.tolist(), words.tolist()
+        ([0, 0, 2], ['data', 'engineer', 'sql'])
+    """
+    if len(texts) > FEW_VALUES:
+        split = pd.Series(texts, dtype=object).str.split().explode().dropna()
+        return split.index.to_numpy(np.int64), split.to_numpy(dtype=object)
+    split_texts = [text.split() for text in texts]
+    rows = np.repeat(np.arange(len(texts), dtype=np.int64), [len(words) for words in split_texts])
+    return rows, np.array([word for words in split_texts for word in words], dtype=object)
 
 
 def word_hashes(words: np.ndarray) -> np.ndarray:

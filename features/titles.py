@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.normalize import distinct
 from jobdedup.features.shingle_sets import (
     ShingleSets,
     index_ranges,
@@ -27,6 +28,8 @@ from jobdedup.features.shingle_sets import (
     sets_of_rows,
     sorted_member,
     sorted_unique,
+    split_words,
+    texts_and_codes,
     word_hashes,
 )
 
@@ -100,11 +103,10 @@ def title_level_differs(titles: pd.Series, left: np.ndarray, right: np.ndarray) 
     """Per pair: 1 where the seniority/level words of the two titles differ, 0 where they agree, NaN
     where either title is missing. A senior and a junior role, or level II and III, are different
     vacancies even when the body text is one template."""
-    present = titles.notna().to_numpy()
-    title_codes, distinct_titles = pd.factorize(titles.astype(object).where(titles.notna(), ""))
+    title_codes, distinct_titles = distinct(titles)
     levels = [" ".join(sorted(set(t.split()) & LEVEL_WORDS)) for t in distinct_titles]
-    level_code = pd.factorize(np.array(levels, dtype=object))[0][title_codes] if len(levels) else title_codes
-    both = present[left] & present[right]
+    level_code = distinct(pd.Series(levels, dtype=object))[0][title_codes] if len(levels) else title_codes
+    both = (title_codes[left] >= 0) & (title_codes[right] >= 0)
     return np.where(both, (level_code[left] != level_code[right]).astype(float), np.nan)
 
 
@@ -132,12 +134,12 @@ class TitleWords:
 def title_words(titles: pd.Series, places: pd.Series) -> TitleWords:
     """The `TitleWords` of ads with these titles and places. Each distinct title and place is split
     once, and each distinct (title, place) pair's words are sorted out in numpy."""
-    title_codes, distinct_titles = pd.factorize(titles.astype(object).fillna(""))
-    place_codes, distinct_places = pd.factorize(places.astype(object).fillna(""))
+    title_codes, distinct_titles = texts_and_codes(titles)
+    place_codes, distinct_places = texts_and_codes(places)
     title_of, title_word, place_of, place_word, vocabulary = _split_both(distinct_titles, distinct_places)
     hashes = word_hashes(vocabulary)
-    filler = pd.Series(vocabulary, dtype=object).isin(TITLE_FILLER_WORDS).to_numpy()
-    place_filler = pd.Series(vocabulary, dtype=object).isin(PLACE_FILLER_WORDS).to_numpy()
+    filler = np.fromiter((w in TITLE_FILLER_WORDS for w in vocabulary), bool, len(vocabulary))
+    place_filler = np.fromiter((w in PLACE_FILLER_WORDS for w in vocabulary), bool, len(vocabulary))
     width = max(len(distinct_places), 1)
     keys = title_codes.astype(np.int64) * width + place_codes
     combos = sorted_unique(keys)
@@ -154,7 +156,7 @@ def title_words(titles: pd.Series, places: pd.Series) -> TitleWords:
     own = in_place & ~filler[word] & ~place_filler[word]
     combo_codes = np.searchsorted(combos, keys)
     return TitleWords(
-        present=titles.notna().to_numpy(),
+        present=title_codes < len(distinct_titles) - 1,
         words=sets_of_rows(title_of, hashes[title_word], len(distinct_titles)).subset(title_codes),
         specific=sets_of_rows(combo[specific], hashes[word[specific]], len(combos)).subset(combo_codes),
         own_place=sets_of_rows(combo[own], hashes[word[own]], len(combos)).subset(combo_codes),
@@ -166,14 +168,14 @@ def _split_both(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The words of each title and each place, as (title number, word code) and (place number,
     word code) in order, with the distinct words that the codes number."""
-    title_split = pd.Series(titles, dtype=object).str.split().explode().dropna()
-    place_split = pd.Series(places, dtype=object).str.split().explode().dropna()
-    codes, vocabulary = pd.factorize(np.concatenate([title_split.to_numpy(), place_split.to_numpy()]))
+    title_of, title_words_found = split_words(titles)
+    place_of, place_words_found = split_words(places)
+    codes, vocabulary = pd.factorize(np.concatenate([title_words_found, place_words_found]))
     return (
-        title_split.index.to_numpy(np.int64),
-        codes[: len(title_split)].astype(np.int64),
-        place_split.index.to_numpy(np.int64),
-        codes[len(title_split) :].astype(np.int64),
+        title_of,
+        codes[: len(title_words_found)].astype(np.int64),
+        place_of,
+        codes[len(title_words_found) :].astype(np.int64),
         np.asarray(vocabulary, dtype=object),
     )
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobdedup.features.fields import normalize_fields
+from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
@@ -29,6 +30,7 @@ from jobdedup.pipeline.evidence import (
 )
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.io import read_ads
 from jobdedup.pipeline.io.contract import STRING
 from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.prepare import name_vocabulary, name_words, prepare_again, prepare_batch
@@ -256,3 +258,25 @@ def test_core_blocks_are_those_drop_duplicates_keeps(bundled_tokens: Tokens):
     ).drop_duplicates(ignore_index=True)
     pd.testing.assert_frame_equal(_core_blocks(bundled_tokens, known), reference)
     assert len(reference) < core.sum()  # some blocks repeat within a text
+
+
+def test_features_of_a_few_pairs_are_those_of_many(bundled_ads: pd.DataFrame):
+    """A service's check scores a few pairs among a few ads: the field features' plain-Python paths
+    for up to `FEW_VALUES` ads give each labelled natural pair the features the column paths give
+    it among all the natural ads."""
+    ads = read_ads(DATA / "natural_train_ads.parquet")
+    pairs = pd.read_csv(DATA / "natural_train_pairs.csv", dtype=str)
+    inputs = prepare_batch(ads, Config(jobs=1, show_progress=False), np.zeros(0, np.uint64)).inputs
+    position = pd.Series(np.arange(len(ads)), index=ads["ad_id"])
+    left = position[pairs["ad_id_a"]].to_numpy()
+    right = position[pairs["ad_id_b"]].to_numpy()
+    whole = build_pair_features(inputs, left, right)
+    step = 5  # pairs at a time: at most 10 ads, below the few-value limit
+    parts = pd.concat(
+        [build_pair_features(inputs, left[i : i + step], right[i : i + step]) for i in range(0, len(left), step)],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(parts, whole)
+    for name in ("email_match", "domain_match", "requisition_match", "employer_conflict", "title_level_differs",
+                 "location_conflict", "title_equal"):  # fmt: skip
+        assert set(whole[name].dropna()) == {0.0, 1.0}, name
