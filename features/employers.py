@@ -88,9 +88,10 @@ def _may_be_acronyms(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _acronym_pairs(companies: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Per pair, whether one company is the initials of the other; each distinct pair checked once,
-    in Python only where its lengths allow it."""
+    in Python only where its lengths allow it (up to `FEW_VALUES` pairs, a service's check: each
+    pair checked directly, which costs less than the frames)."""
     names = companies.astype(object).to_numpy()
-    if len(left) <= FEW_VALUES:  # (a service's check: plain Python costs less than the frames)
+    if len(left) <= FEW_VALUES:
         return np.array([_is_acronym(str(names[a]), str(names[b])) for a, b in zip(left, right)], dtype=bool)
     frame = pd.DataFrame({"a": names[left], "b": names[right]})
     distinct = frame.drop_duplicates()

@@ -20,12 +20,12 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
 from jobdedup.features.employers import employer_conflict
-from jobdedup.features.normalize import FEW_VALUES, distinct
 from jobdedup.features.mentions import (
     both_texts_say_place_flexible,
     named_in_other_text,
     words_other_ad_leaves_unnamed,
 )
+from jobdedup.features.normalize import FEW_VALUES, distinct
 from jobdedup.features.salaries import salary_bands_disjoint
 from jobdedup.features.shingle_sets import ShingleSets, ads_of_pairs, intersection_sizes, word_sets
 from jobdedup.features.titles import (

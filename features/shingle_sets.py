@@ -184,7 +184,8 @@ def intersection_sizes(
 
 def word_sets(values: pd.Series) -> ShingleSets:
     """Per row, the set of its whitespace-separated words as 32-bit hashes (empty where missing);
-    vectorised over the distinct strings, each distinct word hashed once.
+    vectorised over the distinct strings, each distinct word hashed once (of up to `FEW_VALUES`
+    distinct strings every word is hashed: cheaper than finding the distinct ones).
 
     Example:
         >>> word_sets(pd.Series(["data engineer", None, "engineer data data"])).sizes.tolist()
