@@ -221,6 +221,7 @@ class Deduplicator:
                 max(self.threshold_, MIN_LINK_THRESHOLD),
                 self.config.max_group_size_exact,
                 grouping,
+                listings=batch.inputs.fields["listing"],
             )
             labels, grouping.employer_splits = split_mixed_employers(
                 labels, batch.inputs.fields["company"], edges, employer_links(edges, features[accepted])

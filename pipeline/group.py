@@ -29,6 +29,7 @@ from scipy.cluster.hierarchy import linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from jobdedup.features.normalize import distinct
 from jobdedup.pipeline.union_find import find, flat_clusters, union
 
 PairScorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -169,6 +170,34 @@ def _average_linkage(probabilities: np.ndarray, link_threshold: float) -> np.nda
     return flat_clusters(tree, 1.0 - link_threshold + 1e-12)
 
 
+def _listing_linkage(probabilities: np.ndarray, listing: np.ndarray, link_threshold: float) -> np.ndarray:
+    """`_average_linkage` of k members whose scrapes of one listing (`listing` codes, -1 = none) are
+    one unit: a listing is one vacancy however its title or text changed between scrapes, so two
+    units link by their best-matching scrapes (the largest probability between them) and the units
+    are clustered by average linkage. Labels 0.. in the order of their first member.
+
+    Example:
+        >>> # a and b: one listing retitled; c matches a's title, not b's (p(b, c) = 0.01)
+        >>> _listing_linkage(np.array([0.99, 0.98, 0.01]), np.array([7, 7, -1]), 0.7).tolist()
+        [0, 0, 0]
+    """
+    k = len(listing)
+    unit = np.where(listing >= 0, listing, listing.max(initial=0) + 1 + np.arange(k))
+    unit = np.unique(unit, return_inverse=True)[1].reshape(-1)
+    n_units = int(unit.max()) + 1
+    if n_units == k:
+        return _average_linkage(probabilities, link_threshold)
+    if n_units == 1:
+        return np.zeros(k, dtype=np.int64)
+    a, b = np.triu_indices(k, 1)
+    best = np.zeros((n_units, n_units))
+    np.maximum.at(best, (unit[a], unit[b]), probabilities)
+    best = np.maximum(best, best.T)
+    unit_a, unit_b = np.triu_indices(n_units, 1)
+    clusters = _average_linkage(best[unit_a, unit_b], link_threshold)[unit]
+    return pd.factorize(clusters)[0]  # (numbered in the order of their first member)
+
+
 def _member_lists(
     component: np.ndarray,
     accepted: pd.DataFrame,
@@ -260,12 +289,15 @@ def group_ads(
     link_threshold: float,
     max_exact_size: int,
     report: GroupReport | None = None,
+    listings: pd.Series | None = None,
 ) -> np.ndarray:
     """Group label (0..n_groups-1) for every ad, from accepted pairs `i`, `j`, `probability`.
 
     `score_pairs(i, j)` must return the duplicate probability of arbitrary pairs of ads. A
     component whose pairs all reach `link_threshold` is one group without clustering (average
-    linkage could only merge it whole); the others are clustered.
+    linkage could only merge it whole); the others are clustered, the scrapes of one listing
+    (`listings`: each ad's listing key, `features.listings`; NA = none) as one unit
+    (`_listing_linkage`).
     """
     report = report if report is not None else GroupReport()
     left = accepted["i"].to_numpy(dtype=np.int64)
@@ -278,8 +310,9 @@ def group_ads(
     owner = np.repeat(np.arange(len(lists)), np.diff(pair_ptr))
     weak = np.bincount(owner[probability < link_threshold], minlength=len(lists)) > 0
     next_label = int(labels.max()) + 1 if n_ads else 0
+    listing = distinct(listings)[0] if listings is not None else np.full(n_ads, -1)
     for g in np.flatnonzero(weak):
-        clusters = _average_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], link_threshold)
+        clusters = _listing_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], listing[lists[g]], link_threshold)
         extra = int(clusters.max())
         if extra:
             report.components_split += 1

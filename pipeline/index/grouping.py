@@ -68,6 +68,7 @@ def group_batch(
         max(model.threshold_, MIN_LINK_THRESHOLD),
         cfg.max_group_size_exact,
         report,
+        listings=inputs.fields["listing"],
     )
     inner_accepted = inner_probability >= model.threshold_
     guard_edges = pd.concat(

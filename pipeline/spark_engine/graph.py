@@ -129,7 +129,10 @@ def _cluster_component(
             return np.zeros(0)
         return model.predict_proba(build_pair_features(inputs, left, right))[:, 1]
 
-    labels = group_ads(len(rows), accepted, score, settings["link_threshold"], settings["max_exact_size"])
+    labels = group_ads(
+        len(rows), accepted, score, settings["link_threshold"], settings["max_exact_size"],
+        listings=inputs.fields["listing"],
+    )
     links = accepted.loc[edges["employer_link"].to_numpy(bool), ["i", "j"]].reset_index(drop=True)
     labels, _ = split_mixed_employers(labels, inputs.fields["company"], accepted, links)
     return pd.DataFrame({"v": rows, "sub": np.asarray(labels, dtype=np.int64)})
