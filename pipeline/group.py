@@ -181,12 +181,13 @@ def _listing_linkage(probabilities: np.ndarray, listing: np.ndarray, link_thresh
         >>> _listing_linkage(np.array([0.99, 0.98, 0.01]), np.array([7, 7, -1]), 0.7).tolist()
         [0, 0, 0]
     """
+    known = listing[listing >= 0].tolist()
+    if len(set(known)) == len(known):  # (no two scrapes of one listing: most components, cheaply)
+        return _average_linkage(probabilities, link_threshold)
     k = len(listing)
     unit = np.where(listing >= 0, listing, listing.max(initial=0) + 1 + np.arange(k))
     unit = np.unique(unit, return_inverse=True)[1].reshape(-1)
     n_units = int(unit.max()) + 1
-    if n_units == k:
-        return _average_linkage(probabilities, link_threshold)
     if n_units == 1:
         return np.zeros(k, dtype=np.int64)
     a, b = np.triu_indices(k, 1)
