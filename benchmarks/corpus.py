@@ -69,6 +69,8 @@ def _text_translation(replica: int, letter_groups: list[list[str]]) -> dict[int,
 
 def base_ads() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The generator's full train + test ads and group labels (needs `make labels`)."""
+    if not (LABELLED / "test_labels.parquet").exists():
+        raise SystemExit(f"{LABELLED} holds no generated ads: run `make labels` first (it reads ../shared)")
     ads = [pd.read_parquet(LABELLED / f"{split}_ads.parquet") for split in ("train", "test")]
     labels = [pd.read_parquet(LABELLED / f"{split}_labels.parquet") for split in ("train", "test")]
     return pd.concat(ads, ignore_index=True), pd.concat(labels, ignore_index=True)
