@@ -1,9 +1,9 @@
 """`jobdedup serve` under load: single-ad check latency over HTTP while another client adds batches.
 
 The index is `benchmarks.index_bench`'s, cached with it in out/index_bench (git-ignored; the first N
-ads of the benchmark corpus added through `Index.add` in 100,000-ad batches; built if absent: 40 min
-for 1,000,000 ads on the shared 2-core machine, 25 s for 10,000) and copied to out/serve_bench, so
-the run never changes it. The ads checked and added are the corpus's next
+ads of the benchmark corpus added through `Index.add` in 100,000-ad batches; built if absent: 7 min
+for 1,000,000 ads on 2026-11-29's 2-core VM, 40 min on a loaded day, 25 s for 10,000) and copied
+to out/serve_bench, so the run never changes it. The ads checked and added are the corpus's next
 10,000 (`index_batch_N.parquet`), whose reposts partly sit in the index: the first half is checked
 one ad per request, the second half is added 1,000 ads per request (each round with fresh ad_ids, so
 a round is reposts of the last one).
