@@ -18,8 +18,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.normalize import distinct
 from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
+
+FIELD_COMBOS: dict[str, tuple[str, str]] = {
+    "employer+title": ("employer_word", "title_tokens"),
+    "company+city": ("company", "city"),
+    "title+city": ("title_tokens", "city"),
+}
+"""Field-blocking kinds: ads sharing both values are paired (every engine and the index use these).
+`employer_word` is the first word of the normalised employer name (`employer_word`): one
+employer's divisions and spellings ("Hays Technology" / "Hays Specialist Recruitment", "VIQU IT
+Recruitment" / "VIQU Limited") then meet under one title, as an aggregator's copy filed under
+another district of the town meets the employer's own ad. The classifier and the employer rules
+decide such pairs; the kind holds every pair the whole name would."""
+FIELD_ITEMS = ("emails", "phones")
+"""Item-list fields whose shared items pair ads."""
 
 _BAND_MULTIPLIERS = np.array(
     [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xD6E8FEB86659FD93, 0xA0761D6478BD642F] * 8,
@@ -127,24 +142,39 @@ def lsh_candidates(
     return np.stack([codes // n, codes % n], axis=1), report
 
 
+def employer_word(company: object) -> str | None:
+    """The first word of a normalised employer name; None where there is no name.
+
+    Example:
+        >>> employer_word("hays specialist recruitment"), employer_word(None)
+        ('hays', None)
+    """
+    return company.split(" ", 1)[0] if isinstance(company, str) and company else None
+
+
+def blocking_columns(fields: pd.DataFrame) -> dict[str, pd.Series]:
+    """The columns `FIELD_COMBOS` combine: normalised fields and the employer's first word."""
+    codes, companies = distinct(fields["company"])
+    words = np.array([*(employer_word(c) for c in companies), None], dtype=object)
+    columns = {name: fields[name] for name in ("company", "title_tokens", "city")}
+    columns["employer_word"] = pd.Series(words[codes], index=fields.index, dtype=object)
+    return columns
+
+
 def field_block_keys(fields: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Blocking keys per kind: doc indices and integer keys of ads sharing a field value.
 
-    `fields` has one row per ad (positional) with the normalised columns `company`, `title`,
-    `title_tokens`, `city`, `emails`, `phones` (see `features.fields.normalize_fields`).
+    `fields` has one row per ad (positional) with the normalised columns `company`, `title_tokens`,
+    `city`, `emails`, `phones` (see `features.fields.normalize_fields`).
     """
     kinds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    combos = {
-        "company+title": ("company", "title_tokens"),
-        "company+city": ("company", "city"),
-        "title+city": ("title_tokens", "city"),
-    }
-    for name, (first, second) in combos.items():
-        present = fields[first].notna() & fields[second].notna()
+    columns = blocking_columns(fields)
+    for name, (first, second) in FIELD_COMBOS.items():
+        present = columns[first].notna() & columns[second].notna()
         docs = np.flatnonzero(present.to_numpy())
-        key = fields[first][present].astype(str) + "\x1f" + fields[second][present].astype(str)
+        key = columns[first][present].astype(str) + "\x1f" + columns[second][present].astype(str)
         kinds[name] = (docs, pd.factorize(key)[0].astype(np.int64))
-    for name in ("emails", "phones"):
+    for name in FIELD_ITEMS:
         exploded = fields[name].reset_index(drop=True).explode().dropna()
         docs = exploded.index.to_numpy(dtype=np.int64)
         kinds[name] = (docs, pd.factorize(exploded.astype(str))[0].astype(np.int64))
@@ -157,7 +187,7 @@ def generate_candidates(
     """Union of LSH and field-blocking pairs: DataFrame `i`, `j` (i < j), `via_lsh`, `via_fields`."""
     report = CandidateReport()
     if len(fields) < 2:  # one ad (a single check): no pair, and no need for the dozens of steps below
-        report.by_key = {name: 0 for name in ("company+title", "company+city", "title+city", "emails", "phones", "lsh")}
+        report.by_key = {name: 0 for name in (*FIELD_COMBOS, *FIELD_ITEMS, "lsh")}
         empty = np.zeros(0, dtype=np.int64)
         return pd.DataFrame({"i": empty, "j": empty, "via_lsh": empty.astype(bool), "via_fields": empty.astype(bool)}), report
     lsh, lsh_report = lsh_candidates(signatures, bands, rows, max_bucket_size)

@@ -51,3 +51,33 @@ def test_field_blocking_pairs_same_contact_even_without_text_overlap():
     pairs, report = generate_candidates(signatures, fields, 2, 3, 100)
     assert pairs[["i", "j"]].values.tolist() == [[0, 1]]
     assert bool(pairs["via_fields"].iloc[0]) and not bool(pairs["via_lsh"].iloc[0])
+
+
+def test_field_blocking_pairs_divisions_of_one_employer_under_one_title():
+    """An Adzuna page of Hays' "Senior Oracle Developer" filed under Hays Specialist Recruitment and
+    a district of Glasgow, against the full ad under Hays Technology in Glasgow: neither the whole
+    employer name nor the town is shared, the employer's first word and the title are. Another
+    employer's ad under the same title is not paired with them."""
+    from jobdedup.features.fields import normalize_fields
+    from jobdedup.pipeline.index.rows import field_keys
+
+    ads = pd.DataFrame(
+        {
+            "title": ["Senior Oracle Developer", "Senior Oracle Developer", "Senior Oracle Developer"],
+            "company": ["Hays Specialist Recruitment", "Hays Technology", "Harvey Nash"],
+            "location": ["Hillhead, Glasgow City Centre", "Glasgow, Scotland", "Leeds, West Yorkshire"],
+            "occupation": [None] * 3, "contact": [None] * 3, "url": [None] * 3,
+            "description": ["Senior Oracle Developer ❮ back to last search", "Hays are now looking for", "x"],
+            "posted_at": ["2026-06-01"] * 3, "source": ["adzuna", "adzuna", "linkedin"],
+        }
+    )  # fmt: skip
+    fields = normalize_fields(ads)
+    assert fields["company"].nunique() == 3 and fields["city"].nunique() == 3
+    signatures = np.full((3, 6), EMPTY_SIGNATURE_VALUE, dtype=np.uint32)
+    pairs, report = generate_candidates(signatures, fields, 2, 3, 100)
+    assert pairs[["i", "j"]].values.tolist() == [[0, 1]]
+    assert report.by_key["employer+title"] == 1
+    # The index's keys for these ads pair the same two: one key shared by ads 0 and 1 only.
+    docs, keys = field_keys(fields)
+    shared = [key for key in np.unique(keys) if len(set(docs[keys == key].tolist())) > 1]
+    assert [sorted(set(docs[keys == key].tolist())) for key in shared] == [[0, 1]]

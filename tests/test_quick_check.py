@@ -193,8 +193,9 @@ def test_value_hashes_and_field_keys_are_those_of_the_pandas_forms():
     from xxhash import xxh3_64_intdigest
 
     from jobdedup.features.fields import normalize_fields
+    from jobdedup.pipeline.candidates import FIELD_COMBOS, blocking_columns
     from jobdedup.pipeline.index.blocks import _NO_VALUE, value_hashes
-    from jobdedup.pipeline.index.rows import FIELD_COMBOS, field_keys
+    from jobdedup.pipeline.index.rows import field_keys
     from tests.conftest import DATA
 
     fields = normalize_fields(pd.read_parquet(DATA / "natural_train_ads.parquet"))
@@ -204,5 +205,8 @@ def test_value_hashes_and_field_keys_are_those_of_the_pandas_forms():
         assert value_hashes(fields[column]).tolist() == expected
         assert fields[column].isna().any()
     docs, _ = field_keys(fields)
-    combo_docs = [np.flatnonzero((fields[a].notna() & fields[b].notna()).to_numpy()) for a, b in FIELD_COMBOS.values()]
+    columns = blocking_columns(fields)
+    combo_docs = [
+        np.flatnonzero((columns[a].notna() & columns[b].notna()).to_numpy()) for a, b in FIELD_COMBOS.values()
+    ]
     assert docs[: sum(map(len, combo_docs))].tolist() == np.concatenate(combo_docs).tolist()

@@ -42,7 +42,7 @@ import zstandard
 from xxhash import xxh3_64_intdigest
 
 from jobdedup.features.fields import FIELD_SOURCE_COLUMNS
-from jobdedup.pipeline.candidates import band_keys
+from jobdedup.pipeline.candidates import FIELD_COMBOS, FIELD_ITEMS, band_keys, employer_word
 from jobdedup.pipeline.io import ADS_COLUMNS
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
@@ -371,22 +371,15 @@ def ad_id_keys(ad_ids: Sequence[str]) -> np.ndarray:
     return _string_keys([str(a) for a in ad_ids])
 
 
-# Field-blocking kinds, as in `pipeline.candidates.field_block_keys`.
-FIELD_COMBOS = {
-    "company+title": ("company", "title_tokens"),
-    "company+city": ("company", "city"),
-    "title+city": ("title_tokens", "city"),
-}
-FIELD_ITEMS = ("emails", "phones")
-
-
 def field_keys(fields: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(doc, KEY_BITS-bit key) of every field-blocking key (the kinds of `field_block_keys`), batch-independent."""
     docs: list[int] = []
     strings: list[str] = []
     # (Plain lists, not pandas string operations: one check's few ads cost ~1 ms per pandas call.)
+    columns = {name: fields[name].to_numpy(dtype=object) for name in ("company", "title_tokens", "city")}
+    columns["employer_word"] = np.array([employer_word(c) for c in columns["company"]], dtype=object)
     for name, (first, second) in FIELD_COMBOS.items():
-        firsts, seconds = fields[first].to_numpy(dtype=object), fields[second].to_numpy(dtype=object)
+        firsts, seconds = columns[first], columns[second]
         present = np.flatnonzero(~(pd.isna(firsts) | pd.isna(seconds))).tolist()
         docs += present
         strings += [f"{name}\x1f{firsts[doc]}\x1f{seconds[doc]}" for doc in present]

@@ -12,17 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from jobdedup.pipeline.candidates import FIELD_COMBOS, FIELD_ITEMS
 from jobdedup.pipeline.spark_engine.adapters import explode_bands
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkFrame
-
-# As `pipeline.candidates.field_block_keys` combines fields.
-_FIELD_COMBOS = {
-    "company+title": ("company", "title_tokens"),
-    "company+city": ("company", "city"),
-    "title+city": ("title_tokens", "city"),
-}
 
 
 def candidate_pairs(
@@ -77,15 +71,20 @@ def _field_keys(prepared: SparkFrame) -> SparkFrame:
     """(key, i) field-blocking keys, as `pipeline.candidates.field_block_keys` builds them."""
     from pyspark.sql import functions as F
 
+    # `pipeline.candidates.employer_word`: the employer name's first word, none for no name.
+    company = F.col("company")
+    prepared = prepared.withColumn(
+        "employer_word", F.when(company != "", F.split(company, " ", 2).getItem(0))
+    )
     parts = []
-    for name, (first, second) in _FIELD_COMBOS.items():
+    for name, (first, second) in FIELD_COMBOS.items():
         parts.append(
             prepared.where(F.col(first).isNotNull() & F.col(second).isNotNull()).select(
                 F.concat(F.lit(f"{name}\x1e"), F.col(first), F.lit("\x1f"), F.col(second)).alias("key"),
                 F.col("_row").alias("i"),
             )
         )
-    for name in ("emails", "phones"):
+    for name in FIELD_ITEMS:
         parts.append(
             prepared.select(F.col("_row").alias("i"), F.explode(name).alias("item"))
             .where(F.col("item").isNotNull())
