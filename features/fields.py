@@ -17,6 +17,7 @@ from jobdedup.features.listings import listing_keys
 from jobdedup.features.normalize import (
     ad_regions,
     distinct,
+    district_town,
     extract_contacts,
     extract_domains,
     location_parts,
@@ -36,6 +37,7 @@ FIELD_COLUMNS = [
     "occupation",
     "location",
     "city",
+    "town",
     "emails",
     "phones",
     "domains",
@@ -68,9 +70,11 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
     E-mails, phones and domains come from `contact` and the description, domains also from
     `url` (job-board domains are dropped, so a board's URL never counts as a shared contact).
     National phone numbers are read in the ad's country (`ad_regions`: from its location, URL or
-    source).
+    source). `town` is the town a listed district lies in, normalised as `city` ("Rusholme,
+    Manchester" -> "manchester"; `district_town`), NA where the location names no district.
     """
     location, city, country = location_parts(ads["location"].astype(object))
+    town = location_parts(district_town(ads["location"].astype(object)).astype(object))[1]
     regions = ad_regions(country, ads["url"], ads["source"])
     emails, phones, text_domains = extract_contacts(ads["contact"], ads["description"], regions)
     domains = _merge_items(text_domains, extract_domains(ads["url"]))
@@ -84,6 +88,7 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
             "occupation": normalize_occupation(ads["occupation"].astype(object)),
             "location": location,
             "city": city,
+            "town": town,
             "emails": emails,
             "phones": phones,
             "domains": domains,

@@ -33,6 +33,11 @@ employer's divisions and spellings ("Hays Technology" / "Hays Specialist Recruit
 Recruitment" / "VIQU Limited") then meet under one title, as an aggregator's copy filed under
 another district of the town meets the employer's own ad. The classifier and the employer rules
 decide such pairs; the kind holds every pair the whole name would."""
+FIELD_ALSO: dict[str, tuple[str, str]] = {"title+city": ("title_tokens", "town")}
+"""More rows of a kind, keyed with it: an ad filed under a district ("Rusholme, Manchester") also
+holds the key of its town, so it meets the ads filed under the town itself ("Manchester, Greater
+Manchester"), as aggregators file one ad under districts. Rows whose value equals the kind's own
+are left out (no ad holds a key twice)."""
 FIELD_ITEMS = ("emails", "phones")
 """Item-list fields whose shared items pair ads."""
 
@@ -156,7 +161,7 @@ def blocking_columns(fields: pd.DataFrame) -> dict[str, pd.Series]:
     """The columns `FIELD_COMBOS` combine: normalised fields and the employer's first word."""
     codes, companies = distinct(fields["company"])
     words = np.array([*(employer_word(c) for c in companies), None], dtype=object)
-    columns = {name: fields[name] for name in ("company", "title_tokens", "city")}
+    columns = {name: fields[name] for name in ("company", "title_tokens", "city", "town")}
     columns["employer_word"] = pd.Series(words[codes], index=fields.index, dtype=object)
     return columns
 
@@ -171,9 +176,16 @@ def field_block_keys(fields: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.nda
     columns = blocking_columns(fields)
     for name, (first, second) in FIELD_COMBOS.items():
         present = columns[first].notna() & columns[second].notna()
-        docs = np.flatnonzero(present.to_numpy())
-        key = columns[first][present].astype(str) + "\x1f" + columns[second][present].astype(str)
-        kinds[name] = (docs, pd.factorize(key)[0].astype(np.int64))
+        docs = [np.flatnonzero(present.to_numpy())]
+        keys = [columns[first][present].astype(str) + "\x1f" + columns[second][present].astype(str)]
+        if name in FIELD_ALSO:
+            also_first, also_second = FIELD_ALSO[name]
+            also = columns[also_first].notna() & columns[also_second].notna()
+            also &= ~(columns[also_second] == columns[second]).fillna(False).astype(bool)
+            docs.append(np.flatnonzero(also.to_numpy()))
+            keys.append(columns[also_first][also].astype(str) + "\x1f" + columns[also_second][also].astype(str))
+        key = pd.concat(keys, ignore_index=True)
+        kinds[name] = (np.concatenate(docs), pd.factorize(key)[0].astype(np.int64))
     for name in FIELD_ITEMS:
         exploded = fields[name].reset_index(drop=True).explode().dropna()
         docs = exploded.index.to_numpy(dtype=np.int64)

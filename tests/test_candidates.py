@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from jobdedup.pipeline.candidates import generate_candidates, lsh_candidates, lsh_probability, pairs_from_keys
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE, minhash_signatures, shingle_sets, tokenize
@@ -43,6 +44,7 @@ def test_field_blocking_pairs_same_contact_even_without_text_overlap():
             "company": [pd.NA, pd.NA, pd.NA],
             "title_tokens": ["a", "b", "c"],
             "city": [pd.NA, pd.NA, pd.NA],
+            "town": [pd.NA, pd.NA, pd.NA],
             "emails": [("jobs@acme.com",), ("jobs@acme.com",), pd.NA],
             "phones": [pd.NA, pd.NA, pd.NA],
         }
@@ -53,31 +55,47 @@ def test_field_blocking_pairs_same_contact_even_without_text_overlap():
     assert bool(pairs["via_fields"].iloc[0]) and not bool(pairs["via_lsh"].iloc[0])
 
 
-def test_field_blocking_pairs_divisions_of_one_employer_under_one_title():
-    """An Adzuna page of Hays' "Senior Oracle Developer" filed under Hays Specialist Recruitment and
-    a district of Glasgow, against the full ad under Hays Technology in Glasgow: neither the whole
-    employer name nor the town is shared, the employer's first word and the title are. Another
-    employer's ad under the same title is not paired with them."""
+def _field_pairs(ads: pd.DataFrame) -> tuple[list[list[int]], dict, list[list[int]]]:
+    """Batch candidate pairs of ads without text, their report's counts, and the ads sharing each
+    index field key that more than one ad holds."""
     from jobdedup.features.fields import normalize_fields
     from jobdedup.pipeline.index.rows import field_keys
 
-    ads = pd.DataFrame(
-        {
-            "title": ["Senior Oracle Developer", "Senior Oracle Developer", "Senior Oracle Developer"],
-            "company": ["Hays Specialist Recruitment", "Hays Technology", "Harvey Nash"],
-            "location": ["Hillhead, Glasgow City Centre", "Glasgow, Scotland", "Leeds, West Yorkshire"],
-            "occupation": [None] * 3, "contact": [None] * 3, "url": [None] * 3,
-            "description": ["Senior Oracle Developer ❮ back to last search", "Hays are now looking for", "x"],
-            "posted_at": ["2026-06-01"] * 3, "source": ["adzuna", "adzuna", "linkedin"],
-        }
-    )  # fmt: skip
-    fields = normalize_fields(ads)
-    assert fields["company"].nunique() == 3 and fields["city"].nunique() == 3
-    signatures = np.full((3, 6), EMPTY_SIGNATURE_VALUE, dtype=np.uint32)
+    base = {"occupation": None, "contact": None, "url": None, "description": "", "posted_at": "2026-06-01"}
+    fields = normalize_fields(ads.assign(**{k: v for k, v in base.items() if k not in ads}))
+    signatures = np.full((len(ads), 6), EMPTY_SIGNATURE_VALUE, dtype=np.uint32)
     pairs, report = generate_candidates(signatures, fields, 2, 3, 100)
-    assert pairs[["i", "j"]].values.tolist() == [[0, 1]]
-    assert report.by_key["employer+title"] == 1
-    # The index's keys for these ads pair the same two: one key shared by ads 0 and 1 only.
     docs, keys = field_keys(fields)
-    shared = [key for key in np.unique(keys) if len(set(docs[keys == key].tolist())) > 1]
-    assert [sorted(set(docs[keys == key].tolist())) for key in shared] == [[0, 1]]
+    holders = [sorted(set(docs[keys == key].tolist())) for key in np.unique(keys)]
+    return pairs[["i", "j"]].values.tolist(), report.by_key, [h for h in holders if len(h) > 1]
+
+
+@pytest.mark.parametrize(
+    ("title", "companies", "locations", "kind"),
+    [
+        # An Adzuna page of Hays' ad under Hays Specialist Recruitment, filed under Edinburgh, and
+        # the full ad under Hays Technology in Glasgow: neither the whole employer name nor the
+        # town is shared; the employer's first word and the title are.
+        (
+            "Senior Oracle Developer",
+            ["Hays Specialist Recruitment", "Hays Technology", "Harvey Nash"],
+            ["Edinburgh, Scotland", "Glasgow, Scotland", "Leeds, West Yorkshire"],
+            "employer+title",
+        ),
+        # NICE's ad under a district ("Rusholme, Manchester", as Adzuna files ads) and under its
+        # full name in "Manchester, Greater Manchester": the district's town meets the other's city.
+        (
+            "Data Scientist (ML Engineer)",
+            ["NICE", "The National Institute for Health and Care Excellence", "Acme Analytics"],
+            ["Rusholme, Manchester", "Manchester, Greater Manchester", "Hyde Park, Leeds"],
+            "title+city",
+        ),
+    ],
+)
+def test_field_blocking_pairs_one_vacancy_written_two_ways(title, companies, locations, kind):
+    """Two ads of one vacancy with little text in common meet under one field key, in a batch and
+    in the index; a third ad of that title (another employer, another town) meets neither."""
+    ads = pd.DataFrame({"title": [title] * 3, "company": companies, "location": locations, "source": "adzuna"})
+    pairs, by_key, shared = _field_pairs(ads)
+    assert pairs == [[0, 1]] and shared == [[0, 1]]
+    assert {name for name, count in by_key.items() if count} == {kind}

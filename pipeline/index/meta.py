@@ -18,7 +18,8 @@ from jobdedup.pipeline.index.store import IndexStore
 FORMAT = "jobdedup.index"
 FORMAT_VERSION = 4  # 2: compiled tokeniser (word, block and band hashes changed); 3: field keys by
 # phonenumbers (E.164), the Public Suffix List and the lexbor HTML parser (issue #14); 4: the
-# employer+title field key on the employer name's first word (issue #13)
+# employer+title field key on the employer name's first word, and title+city keys of a listed
+# district's town (issue #13)
 SKETCH_PARAMETERS = ("shingle_size", "lsh_bands", "lsh_rows", "seed")
 
 
