@@ -22,22 +22,27 @@ from jobdedup.features.normalize import distinct
 from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
+FIELD_KEY_ROWS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("employer+title", "employer_word", "title_tokens", None),
+    ("company+city", "company", "city", None),
+    ("title+city", "title_tokens", "city", None),
+    ("title+city", "title_tokens", "town", "city"),
+)
+"""Field-blocking keys, (kind, first, second, unless): each ad holding both values holds the key
+`kind` of them, ads sharing a key are paired (every engine and the index build these rows); a row
+is left out where `second` equals the ad's `unless` value (no ad holds a key twice).
+
+- `employer_word` is the first word of the normalised employer name (`employer_word`): one
+  employer's divisions and spellings ("Hays Technology" / "Hays Specialist Recruitment", "VIQU IT
+  Recruitment" / "VIQU Limited") meet under one title. The classifier and the employer rules
+  decide such pairs; the kind holds every pair the whole name would.
+- `town` is the town a listed district lies in: an ad filed under "Rusholme, Manchester" also
+  holds the title+city key of Manchester, so it meets the ads filed under the town itself
+  ("Manchester, Greater Manchester"), as aggregators file one ad under districts."""
 FIELD_COMBOS: dict[str, tuple[str, str]] = {
-    "employer+title": ("employer_word", "title_tokens"),
-    "company+city": ("company", "city"),
-    "title+city": ("title_tokens", "city"),
+    kind: (first, second) for kind, first, second, unless in FIELD_KEY_ROWS if unless is None
 }
-"""Field-blocking kinds: ads sharing both values are paired (every engine and the index use these).
-`employer_word` is the first word of the normalised employer name (`employer_word`): one
-employer's divisions and spellings ("Hays Technology" / "Hays Specialist Recruitment", "VIQU IT
-Recruitment" / "VIQU Limited") then meet under one title, as an aggregator's copy filed under
-another district of the town meets the employer's own ad. The classifier and the employer rules
-decide such pairs; the kind holds every pair the whole name would."""
-FIELD_ALSO: dict[str, tuple[str, str]] = {"title+city": ("title_tokens", "town")}
-"""More rows of a kind, keyed with it: an ad filed under a district ("Rusholme, Manchester") also
-holds the key of its town, so it meets the ads filed under the town itself ("Manchester, Greater
-Manchester"), as aggregators file one ad under districts. Rows whose value equals the kind's own
-are left out (no ad holds a key twice)."""
+"""Each kind's own (first, second) columns."""
 FIELD_ITEMS = ("emails", "phones")
 """Item-list fields whose shared items pair ads."""
 
@@ -158,7 +163,7 @@ def employer_word(company: object) -> str | None:
 
 
 def blocking_columns(fields: pd.DataFrame) -> dict[str, pd.Series]:
-    """The columns `FIELD_COMBOS` combine: normalised fields and the employer's first word."""
+    """The columns `FIELD_KEY_ROWS` combine: normalised fields and the employer's first word."""
     codes, companies = distinct(fields["company"])
     words = np.array([*(employer_word(c) for c in companies), None], dtype=object)
     columns = {name: fields[name] for name in ("company", "title_tokens", "city", "town")}
@@ -170,26 +175,25 @@ def field_block_keys(fields: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.nda
     """Blocking keys per kind: doc indices and integer keys of ads sharing a field value.
 
     `fields` has one row per ad (positional) with the normalised columns `company`, `title_tokens`,
-    `city`, `emails`, `phones` (see `features.fields.normalize_fields`).
+    `city`, `town`, `emails`, `phones` (see `features.fields.normalize_fields`).
     """
-    kinds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     columns = blocking_columns(fields)
-    for name, (first, second) in FIELD_COMBOS.items():
-        present = columns[first].notna() & columns[second].notna()
-        docs = [np.flatnonzero(present.to_numpy())]
-        keys = [columns[first][present].astype(str) + "\x1f" + columns[second][present].astype(str)]
-        if name in FIELD_ALSO:
-            also_first, also_second = FIELD_ALSO[name]
-            also = columns[also_first].notna() & columns[also_second].notna()
-            also &= ~(columns[also_second] == columns[second]).fillna(False).astype(bool)
-            docs.append(np.flatnonzero(also.to_numpy()))
-            keys.append(columns[also_first][also].astype(str) + "\x1f" + columns[also_second][also].astype(str))
-        key = pd.concat(keys, ignore_index=True)
-        kinds[name] = (np.concatenate(docs), pd.factorize(key)[0].astype(np.int64))
+    docs: dict[str, list[np.ndarray]] = {kind: [] for kind in FIELD_COMBOS}
+    keys: dict[str, list[pd.Series]] = {kind: [] for kind in FIELD_COMBOS}
+    for kind, first, second, unless in FIELD_KEY_ROWS:
+        held = columns[first].notna() & columns[second].notna()
+        if unless is not None:
+            held &= ~(columns[second] == columns[unless]).fillna(False).astype(bool)
+        docs[kind].append(np.flatnonzero(held.to_numpy()))
+        keys[kind].append(columns[first][held].astype(str) + "\x1f" + columns[second][held].astype(str))
+    kinds: dict[str, tuple[np.ndarray, np.ndarray]] = {
+        kind: (np.concatenate(docs[kind]), pd.factorize(pd.concat(keys[kind], ignore_index=True))[0].astype(np.int64))
+        for kind in FIELD_COMBOS
+    }
     for name in FIELD_ITEMS:
         exploded = fields[name].reset_index(drop=True).explode().dropna()
-        docs = exploded.index.to_numpy(dtype=np.int64)
-        kinds[name] = (docs, pd.factorize(exploded.astype(str))[0].astype(np.int64))
+        item_docs = exploded.index.to_numpy(dtype=np.int64)
+        kinds[name] = (item_docs, pd.factorize(exploded.astype(str))[0].astype(np.int64))
     return kinds
 
 

@@ -42,7 +42,7 @@ import zstandard
 from xxhash import xxh3_64_intdigest
 
 from jobdedup.features.fields import FIELD_SOURCE_COLUMNS
-from jobdedup.pipeline.candidates import FIELD_ALSO, FIELD_COMBOS, FIELD_ITEMS, band_keys, employer_word
+from jobdedup.pipeline.candidates import FIELD_ITEMS, FIELD_KEY_ROWS, band_keys, employer_word
 from jobdedup.pipeline.io import ADS_COLUMNS
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
@@ -378,19 +378,13 @@ def field_keys(fields: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     # (Plain lists, not pandas string operations: one check's few ads cost ~1 ms per pandas call.)
     columns = {name: fields[name].to_numpy(dtype=object) for name in ("company", "title_tokens", "city", "town")}
     columns["employer_word"] = np.array([employer_word(c) for c in columns["company"]], dtype=object)
-    for name, (first, second) in FIELD_COMBOS.items():
+    for kind, first, second, unless in FIELD_KEY_ROWS:
         firsts, seconds = columns[first], columns[second]
-        present = np.flatnonzero(~(pd.isna(firsts) | pd.isna(seconds))).tolist()
-        docs += present
-        strings += [f"{name}\x1f{firsts[doc]}\x1f{seconds[doc]}" for doc in present]
-        if name in FIELD_ALSO:  # (rows keyed with the kind's own: a district's town)
-            also_firsts, also_seconds = columns[FIELD_ALSO[name][0]], columns[FIELD_ALSO[name][1]]
-            also = [
-                doc for doc in np.flatnonzero(~(pd.isna(also_firsts) | pd.isna(also_seconds))).tolist()
-                if pd.isna(seconds[doc]) or also_seconds[doc] != seconds[doc]
-            ]
-            docs += also
-            strings += [f"{name}\x1f{also_firsts[doc]}\x1f{also_seconds[doc]}" for doc in also]
+        held = np.flatnonzero(~(pd.isna(firsts) | pd.isna(seconds))).tolist()
+        if unless is not None:
+            held = [doc for doc in held if pd.isna(columns[unless][doc]) or seconds[doc] != columns[unless][doc]]
+        docs += held
+        strings += [f"{kind}\x1f{firsts[doc]}\x1f{seconds[doc]}" for doc in held]
     for name in FIELD_ITEMS:
         for doc, items in enumerate(fields[name].tolist()):
             for item in items if isinstance(items, (list, tuple, np.ndarray)) else (items,):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from jobdedup.pipeline.candidates import FIELD_ALSO, FIELD_COMBOS, FIELD_ITEMS
+from jobdedup.pipeline.candidates import FIELD_ITEMS, FIELD_KEY_ROWS
 from jobdedup.pipeline.spark_engine.adapters import explode_bands
 
 if TYPE_CHECKING:
@@ -77,22 +77,16 @@ def _field_keys(prepared: SparkFrame) -> SparkFrame:
         "employer_word", F.when(company != "", F.split(company, " ", 2).getItem(0))
     )
     parts = []
-    for name, (first, second) in FIELD_COMBOS.items():
+    for kind, first, second, unless in FIELD_KEY_ROWS:
+        held = F.col(first).isNotNull() & F.col(second).isNotNull()
+        if unless is not None:
+            held &= F.col(unless).isNull() | (F.col(second) != F.col(unless))
         parts.append(
-            prepared.where(F.col(first).isNotNull() & F.col(second).isNotNull()).select(
-                F.concat(F.lit(f"{name}\x1e"), F.col(first), F.lit("\x1f"), F.col(second)).alias("key"),
+            prepared.where(held).select(
+                F.concat(F.lit(f"{kind}\x1e"), F.col(first), F.lit("\x1f"), F.col(second)).alias("key"),
                 F.col("_row").alias("i"),
             )
         )
-        if name in FIELD_ALSO:  # rows keyed with the kind's own (a district's town), not its own value again
-            also_first, also_second = FIELD_ALSO[name]
-            differs = F.col(second).isNull() | (F.col(also_second) != F.col(second))
-            parts.append(
-                prepared.where(F.col(also_first).isNotNull() & F.col(also_second).isNotNull() & differs).select(
-                    F.concat(F.lit(f"{name}\x1e"), F.col(also_first), F.lit("\x1f"), F.col(also_second)).alias("key"),
-                    F.col("_row").alias("i"),
-                )
-            )
     for name in FIELD_ITEMS:
         parts.append(
             prepared.select(F.col("_row").alias("i"), F.explode(name).alias("item"))
