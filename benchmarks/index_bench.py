@@ -38,12 +38,14 @@ def _model():
 
 
 def _readable(index_path: Path) -> bool:
-    """Whether this jobdedup opens the cached index (one written by an older schema is rebuilt)."""
+    """Whether this jobdedup reads the cached index (one of an older schema or format is rebuilt)."""
     from jobdedup.pipeline.index import Index
     from jobdedup.pipeline.index.errors import IndexFileError
+    from jobdedup.pipeline.index.meta import check_model_read
 
     try:
-        with Index.open(index_path, read_only=True):
+        with Index.open(index_path, read_only=True) as index:
+            check_model_read(index.store, _model().config)
             return True
     except IndexFileError as error:
         print(f"  rebuilding {index_path.name}: {error}", flush=True)
