@@ -211,13 +211,30 @@ def _prepare_chunk(
         place_words=place_words(ads["location"], fields["city"]),
         area_words=area_words(ads["location"]) if own is None else own.area_words,
         title_words=title_words(fields["title"]),
-        mentions=core.mentions,
+        mentions=_with_title_mentions(core.mentions, tokens.words_per_doc, ads["title"], names),
         boilerplate=core.boilerplate,
         status=_status(tokens.words_per_doc, fields),
         core_blocks=_core_blocks(tokens, (*_block_sets(known_boilerplate), core.boilerplate))
         if keep_blocks
         else None,
     )
+
+
+def _with_title_mentions(
+    mentions: ShingleSets, words: np.ndarray, titles: pd.Series, names: Names
+) -> ShingleSets:
+    """`mentions` where the ads without text (`words` 0) take the names their titles mention: a
+    title is all the text a fields-only ad has, and it may say where the job really is, as a text
+    does ("Software Developer (Remote)" filed under Berlin and under Hamburg; "Site Process Engineer
+    - Pforzheim" filed under Pforzheim and under Frankfurt), which `place_named_in_text` and
+    `places_flexible` then read as no place conflict."""
+    textless = np.flatnonzero(words == 0)
+    if not len(textless):
+        return mentions
+    found = mention_sets(tokenize_buffer(*kernel_input(_texts_of(titles.iloc[textless]))), names)
+    order = np.arange(len(mentions))
+    order[textless] = len(mentions) + np.arange(len(textless))
+    return ShingleSets.concatenate([mentions, found]).subset(order)
 
 
 @dataclass(frozen=True)
@@ -287,8 +304,19 @@ def prepare_again(
         core=ShingleSets.concatenate([part.core for part in parts]),
         signatures=np.concatenate([part.signatures for part in parts]),
         core_words=np.concatenate([part.core_words for part in parts]),
-        mentions=ShingleSets.concatenate([part.mentions for part in parts]),
+        mentions=_keep_title_mentions(ShingleSets.concatenate([part.mentions for part in parts]), inputs),
     )
+
+
+def _keep_title_mentions(mentions: ShingleSets, inputs: PairInputs) -> ShingleSets:
+    """`mentions` with the ads without text keeping those of `inputs` (their titles' mentions,
+    `_with_title_mentions`: boilerplate never changes them)."""
+    textless = np.flatnonzero(inputs.words == 0)
+    if not len(textless):
+        return mentions
+    order = np.arange(len(mentions))
+    order[textless] = len(mentions) + textless
+    return ShingleSets.concatenate([mentions, inputs.mentions]).subset(order)
 
 
 def _prepare_parked(

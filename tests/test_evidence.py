@@ -244,6 +244,31 @@ def test_job_both_texts_call_remote_or_a_choice_of_offices_is_no_place_conflict(
     assert other_pay["location_conflict"] == 1
 
 
+def test_title_of_an_ad_without_text_says_where_the_job_is():
+    """A fields-only ad's title is all its text: "(Remote)" in both titles, or a title naming the
+    other listing's town, makes two listing cities one job (jobspy_mrtrkmn_germany's LinkedIn and
+    Indeed rows); titles naming only their own towns stay a per-town template."""
+    common = {"description": "", "company": "MindFriend PRO", "posted_at": "2026-02-16", "source": "linkedin"}
+    remote = _pair([
+        {**common, "ad_id": "a", "title": "Software Developer (Remote)", "location": "Berlin, Germany"},
+        {**common, "ad_id": "b", "title": "Software Developer (Remote)", "location": "Hamburg, Germany"},
+    ])  # fmt: skip
+    assert remote["sides_without_text"] == 2 and remote["location_conflict"] == 0
+    common = {"description": "", "company": "Amazon", "posted_at": "2026-02-16", "source": "indeed"}
+    title = "Sr. Site Process Engineer / Process Improvement Specialist - Pforzheim"
+    site = _pair([
+        {**common, "ad_id": "a", "title": title, "location": "Pforzheim, BW, DE"},
+        {**common, "ad_id": "b", "title": title, "location": "Frankfurt am Main, HE, DE"},
+    ])  # fmt: skip
+    assert site["place_named_in_text"] == 1 and site["location_conflict"] == 0
+    assert rule_names(site.to_frame().T).tolist() == [None]
+    per_town = _pair([
+        {**common, "ad_id": "a", "title": "Support Worker Amersham", "location": "Amersham, UK"},
+        {**common, "ad_id": "b", "title": "Support Worker High Wycombe", "location": "High Wycombe, UK"},
+    ])  # fmt: skip
+    assert per_town["location_conflict"] == 1
+
+
 def test_place_flexible_hashes_are_the_tokenisers():
     words = tokenize([" ".join(PLACE_FLEXIBLE_WORDS)]).word_hash.astype(np.uint32)
     assert np.array_equal(np.unique(words), PLACE_FLEXIBLE_HASHES)
