@@ -76,6 +76,19 @@ class ShingleSets:
         gather = index_ranges(self.indptr[rows], sizes)
         return ShingleSets(indptr=indptr, values=self.values[gather])
 
+    def replace_rows(self, rows: np.ndarray, replacement: ShingleSets) -> ShingleSets:
+        """These sets with the ads `rows` holding `replacement`'s sets instead, in order.
+
+        Example:
+            >>> sets = ShingleSets.from_lists([[1], [2], [3]])
+            >>> replaced = sets.replace_rows(np.array([1]), ShingleSets.from_lists([[7, 8]]))
+            >>> [replaced.row(i).tolist() for i in range(3)]
+            [[1], [7, 8], [3]]
+        """
+        order = np.arange(len(self))
+        order[rows] = len(self) + np.arange(len(rows))
+        return ShingleSets.concatenate([self, replacement]).subset(order)
+
 
 def first_occurrences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Positions of the first row of each distinct (a, b), in order (what `drop_duplicates` keeps)."""

@@ -232,9 +232,7 @@ def _with_title_mentions(
     if not len(textless):
         return mentions
     found = mention_sets(tokenize_buffer(*kernel_input(_texts_of(titles.iloc[textless]))), names)
-    order = np.arange(len(mentions))
-    order[textless] = len(mentions) + np.arange(len(textless))
-    return ShingleSets.concatenate([mentions, found]).subset(order)
+    return mentions.replace_rows(textless, found)
 
 
 @dataclass(frozen=True)
@@ -314,9 +312,7 @@ def _keep_title_mentions(mentions: ShingleSets, inputs: PairInputs) -> ShingleSe
     textless = np.flatnonzero(inputs.words == 0)
     if not len(textless):
         return mentions
-    order = np.arange(len(mentions))
-    order[textless] = len(mentions) + textless
-    return ShingleSets.concatenate([mentions, inputs.mentions]).subset(order)
+    return mentions.replace_rows(textless, inputs.mentions.subset(textless))
 
 
 def _prepare_parked(
