@@ -42,7 +42,7 @@ import zstandard
 from xxhash import xxh3_64_intdigest
 
 from jobdedup.features.fields import FIELD_SOURCE_COLUMNS
-from jobdedup.pipeline.candidates import FIELD_ITEMS, FIELD_KEY_ROWS, band_keys, employer_word
+from jobdedup.pipeline.candidates import FIELD_ITEMS, FIELD_KEY_ROWS, band_keys, blocking_columns
 from jobdedup.pipeline.io import ADS_COLUMNS
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
@@ -376,8 +376,7 @@ def field_keys(fields: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     docs: list[int] = []
     strings: list[str] = []
     # (Plain lists, not pandas string operations: one check's few ads cost ~1 ms per pandas call.)
-    columns = {name: fields[name].to_numpy(dtype=object) for name in ("company", "title_tokens", "city", "town")}
-    columns["employer_word"] = np.array([employer_word(c) for c in columns["company"]], dtype=object)
+    columns = {name: column.to_numpy(dtype=object) for name, column in blocking_columns(fields).items()}
     for kind, first, second, unless in FIELD_KEY_ROWS:
         firsts, seconds = columns[first], columns[second]
         held = np.flatnonzero(~(pd.isna(firsts) | pd.isna(seconds))).tolist()
