@@ -1,16 +1,16 @@
-"""Model files without pickle: one JSON document holding a manifest and LightGBM's text model.
+"""Model files without pickle: one JSON document holding a manifest and LightGBM's text models.
 
 Loading never executes anything from the file: it is parsed as JSON, its format version and
-SHA-256 checksum are checked, and the booster is rebuilt from LightGBM's own text format.
+SHA-256 checksum are checked, and the boosters are rebuilt from LightGBM's own text format.
 
 Layout::
 
-    {"format": "jobdedup-model", "format_version": 2, "checksum": "<sha256>",
+    {"format": "jobdedup-model", "format_version": 3, "checksum": "<sha256>",
      "manifest": {...config, features, versions, training fingerprint...},
-     "booster": "<LightGBM model text>"}
+     "boosters": ["<LightGBM model text>", ...]}
 
 Example:
-    >>> # save_model_file("model.json", {"features": ["a"]}, booster_text)
+    >>> # save_model_file("model.json", {"features": ["a"]}, [booster_text])
 """
 
 from __future__ import annotations
@@ -23,19 +23,21 @@ from pathlib import Path
 from typing import Any
 
 FORMAT_NAME = "jobdedup-model"
-FORMAT_VERSION = 2  # 2: word hashes of the compiled tokeniser (boilerplate block hashes changed)
+FORMAT_VERSION = 3  # 2: word hashes of the compiled tokeniser; 3: an ensemble of boosters
 
 
 class ModelFileError(ValueError):
     """A model file that cannot be trusted or used; the message says which and why."""
 
 
-def _checksum(manifest: dict[str, Any], booster: str) -> str:
-    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode() + b"\x00" + booster.encode()).hexdigest()
+def _checksum(manifest: dict[str, Any], boosters: list[str]) -> str:
+    canonical = json.dumps([manifest, boosters], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def save_model_file(path: str | Path, manifest: dict[str, Any], booster: str, overwrite: bool = True) -> None:
+def save_model_file(
+    path: str | Path, manifest: dict[str, Any], boosters: list[str], overwrite: bool = True
+) -> None:
     """Write the model atomically (temp file + rename); refuse to overwrite unless allowed."""
     path = Path(path)
     if path.exists() and not overwrite:
@@ -43,9 +45,9 @@ def save_model_file(path: str | Path, manifest: dict[str, Any], booster: str, ov
     document = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
-        "checksum": _checksum(manifest, booster),
+        "checksum": _checksum(manifest, boosters),
         "manifest": manifest,
-        "booster": booster,
+        "boosters": boosters,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -61,8 +63,8 @@ def save_model_file(path: str | Path, manifest: dict[str, Any], booster: str, ov
         raise
 
 
-def load_model_file(path: str | Path) -> tuple[dict[str, Any], str]:
-    """Read and verify a model file; returns (manifest, booster text) or raises ModelFileError."""
+def load_model_file(path: str | Path) -> tuple[dict[str, Any], list[str]]:
+    """Read and verify a model file; returns (manifest, booster texts) or raises ModelFileError."""
     path = Path(path)
     if not path.is_file():
         raise ModelFileError(
@@ -87,11 +89,16 @@ def load_model_file(path: str | Path) -> tuple[dict[str, Any], str]:
             f"{path}: model format version {version!r}, this jobdedup reads version {FORMAT_VERSION}; "
             "retrain the model with this version"
         )
-    manifest, booster = document.get("manifest"), document.get("booster")
-    if not isinstance(manifest, dict) or not isinstance(booster, str):
+    manifest, boosters = document.get("manifest"), document.get("boosters")
+    if (
+        not isinstance(manifest, dict)
+        or not isinstance(boosters, list)
+        or not boosters
+        or not all(isinstance(text, str) for text in boosters)
+    ):
         raise ModelFileError(
-            f"{path}: model file is truncated or malformed (manifest or booster missing); retrain it"
+            f"{path}: model file is truncated or malformed (manifest or boosters missing); retrain it"
         )
-    if document.get("checksum") != _checksum(manifest, booster):
+    if document.get("checksum") != _checksum(manifest, boosters):
         raise ModelFileError(f"{path}: checksum mismatch, the model file was modified or damaged; retrain it")
-    return manifest, booster
+    return manifest, boosters

@@ -35,7 +35,9 @@ class Config:
             recall; a large value picks the lowest such threshold, the most recall).
         threshold_folds: folds (by vacancy) whose out-of-fold scores pick the threshold.
         max_group_size_exact: components up to this size are re-clustered with every pair scored.
-        n_estimators: LightGBM boosting rounds.
+        n_estimators: most LightGBM boosting rounds per booster (early stopping picks fewer).
+        classifier_members: boosters trained with different seeds whose scores are averaged (one
+            booster's threshold moved with the seed more than most feature changes move it).
         learning_rate: LightGBM learning rate.
         num_leaves: LightGBM leaves per tree.
         jobs: worker processes/threads for preparing, features and LightGBM.
@@ -56,8 +58,9 @@ class Config:
     threshold_beta: float = 0.5
     threshold_folds: int = 5
     max_group_size_exact: int = 60
-    n_estimators: int = 300
-    learning_rate: float = 0.05
+    n_estimators: int = 100
+    classifier_members: int = 3
+    learning_rate: float = 0.1
     num_leaves: int = 31
     jobs: int = 2
     chunk_size: int = 50_000

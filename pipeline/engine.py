@@ -135,6 +135,7 @@ class Deduplicator:
             seed=self.config.seed,
             jobs=self.config.jobs,
             features=MODEL_FEATURES,
+            members=self.config.classifier_members,
         )
         with progress.stage("train", total=len(target), unit="pairs"):
             self.classifier_.fit(
@@ -288,14 +289,14 @@ class Deduplicator:
             "training": self.training_,
             "versions": _versions(),
         }
-        save_model_file(path, manifest, self.classifier_.to_text(), overwrite=overwrite)
+        save_model_file(path, manifest, self.classifier_.to_texts(), overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path) -> Deduplicator:
         """Read a model saved by `save`; refuses foreign, tampered or incompatible files."""
         from jobdedup.models.persistence import ModelFileError
 
-        manifest, booster = load_model_file(path)
+        manifest, boosters = load_model_file(path)
         if manifest.get("kind") != MODEL_KIND:
             raise ModelFileError(f"{path}: not a jobdedup deduplicator model (kind {manifest.get('kind')!r})")
         if manifest.get("features") != MODEL_FEATURES:
@@ -304,8 +305,8 @@ class Deduplicator:
             )
         try:
             model = cls(Config.from_dict(manifest["config"]))
-            model.classifier_ = PairClassifier.from_text(
-                booster, manifest["threshold"], manifest["classifier_params"]
+            model.classifier_ = PairClassifier.from_texts(
+                boosters, manifest["threshold"], manifest["classifier_params"]
             )
             model.boilerplate_ = np.array(
                 [int(h, 16) for h in manifest["boilerplate_blocks"]], dtype=np.uint64

@@ -107,13 +107,7 @@ def explain_pair(
     trees_probability = float(classifier.predict_proba(features)[0, 1])
     probability = float(model.predict_proba(features)[0, 1])  # with the decision rules applied
     contributions = classifier.contributions(features).iloc[0]
-    raw_score = float(
-        classifier.booster_.predict(
-            features[classifier.feature_names_],
-            num_iteration=classifier.booster_.best_iteration,
-            raw_score=True,
-        )[0]
-    )
+    raw_score = float(classifier.raw_scores(features)[0])
     boilerplate = merge_block_sets(model.boilerplate_, batch.batch_boilerplate)
     ad_a, ad_b = batch.ads.iloc[i], batch.ads.iloc[j]
     accepted = probability >= model.threshold_

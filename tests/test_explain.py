@@ -26,14 +26,14 @@ def test_contributions_sum_to_the_raw_score(default_model, test_ads, test_result
     id_a, id_b = _pair(test_result, duplicate)
     explanation = explain_pair(default_model, test_ads, id_a, id_b, batch=test_result.batch)
     total = sum(explanation["contributions"].values()) + explanation["bias"]
-    # The model's own raw score for the pair, computed independently of explain.
     ids = test_result.batch.ads["ad_id"].astype(str).tolist()
     features = build_pair_features(
         test_result.batch.inputs, np.array([ids.index(id_a)]), np.array([ids.index(id_b)])
     )
-    booster = default_model.classifier_.booster_
+    # The model's own raw score: the mean of its members' raw scores.
+    boosters = default_model.classifier_.boosters_
     model_columns = features[default_model.classifier_.feature_names_]
-    raw = float(booster.predict(model_columns, num_iteration=booster.best_iteration, raw_score=True)[0])
+    raw = float(np.mean([booster.predict(model_columns, raw_score=True)[0] for booster in boosters]))
     assert total == pytest.approx(raw, abs=1e-6)
     assert explanation["raw_score"] == pytest.approx(raw, abs=1e-9)
     assert 1.0 / (1.0 + math.exp(-total)) == pytest.approx(explanation["trees_probability"], abs=1e-9)

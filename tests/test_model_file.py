@@ -14,26 +14,32 @@ from jobdedup.models.persistence import ModelFileError, load_model_file, save_mo
 from jobdedup.models.thresholds import decision_threshold
 
 
+def _toy_features() -> pd.DataFrame:
+    return pd.DataFrame(np.random.default_rng(0).random((400, 3)), columns=["a", "b", "c"])
+
+
+def _toy_labels() -> np.ndarray:
+    x = _toy_features().to_numpy()
+    return (x[:, 0] + 0.1 * np.random.default_rng(2).random(400) > 0.6).astype(int)
+
+
 def _toy_classifier() -> PairClassifier:
-    rng = np.random.default_rng(0)
-    x = rng.random((400, 3))
-    y = (x[:, 0] + 0.1 * rng.random(400) > 0.6).astype(int)
-    features = pd.DataFrame(x, columns=["a", "b", "c"])
-    return PairClassifier(n_estimators=30, jobs=1).fit(features, y, groups=np.arange(400))
+    return PairClassifier(n_estimators=30, jobs=1).fit(_toy_features(), _toy_labels(), groups=np.arange(400))
 
 
 def test_round_trip_gives_identical_predictions(tmp_path):
     clf = _toy_classifier()
-    save_model_file(tmp_path / "m.json", {"threshold": clf.threshold_}, clf.to_text())
-    manifest, booster = load_model_file(tmp_path / "m.json")
-    loaded = PairClassifier.from_text(booster, manifest["threshold"], clf.get_params())
+    save_model_file(tmp_path / "m.json", {"threshold": clf.threshold_}, clf.to_texts())
+    manifest, boosters = load_model_file(tmp_path / "m.json")
+    assert len(boosters) == clf.members == 3
+    loaded = PairClassifier.from_texts(boosters, manifest["threshold"], clf.get_params())
     features = pd.DataFrame(np.random.default_rng(1).random((50, 3)), columns=["a", "b", "c"])
     assert np.allclose(loaded.predict_proba(features), clf.predict_proba(features))
     assert loaded.threshold_ == clf.threshold_
 
 
 def test_tampered_file_is_refused(tmp_path):
-    save_model_file(tmp_path / "m.json", {"threshold": 0.5}, "tree")
+    save_model_file(tmp_path / "m.json", {"threshold": 0.5}, ["tree"])
     document = json.loads((tmp_path / "m.json").read_text())
     document["manifest"]["threshold"] = 0.01
     (tmp_path / "m.json").write_text(json.dumps(document))
@@ -42,7 +48,7 @@ def test_tampered_file_is_refused(tmp_path):
 
 
 def test_truncated_and_foreign_versions_are_refused(tmp_path):
-    save_model_file(tmp_path / "m.json", {"threshold": 0.5}, "tree")
+    save_model_file(tmp_path / "m.json", {"threshold": 0.5}, ["tree"])
     text = (tmp_path / "m.json").read_text()
     (tmp_path / "cut.json").write_text(text[: len(text) // 2])
     with pytest.raises(ModelFileError, match="not JSON"):
@@ -85,7 +91,32 @@ def test_pairs_of_one_vacancy_train_without_a_validation_split():
     rng = np.random.default_rng(1)
     x = rng.random((6, 2))
     features = pd.DataFrame(x, columns=["a", "b"])
-    classifier = PairClassifier(n_estimators=5, jobs=1).fit(features, np.array([1, 0, 1, 0, 1, 0]), np.zeros(6))
+    classifier = PairClassifier(n_estimators=5, jobs=1).fit(
+        features, np.array([1, 0, 1, 0, 1, 0]), np.zeros(6)
+    )
     assert (classifier.validation_["pairs"], classifier.validation_["positives"]) == (6, 3)
     assert classifier.validation_["folds"] == 0  # one vacancy: no fold to score out of fold
     assert 0.0 <= classifier.threshold_ <= 1.0
+
+
+def test_members_average_their_raw_scores_and_the_first_is_the_plain_booster():
+    features = _toy_features()
+    ensemble = _toy_classifier()
+    single = PairClassifier(n_estimators=30, jobs=1, members=1).fit(
+        features, _toy_labels(), groups=np.arange(400)
+    )
+    assert len(set(ensemble.member_seeds())) == 3 and single.member_seeds() == ensemble.member_seeds()[:1]
+    each = np.array([booster.predict(features.to_numpy(), raw_score=True) for booster in ensemble.boosters_])
+    assert not np.allclose(each[0], each[1])  # different seeds, different trees
+    assert np.allclose(ensemble.raw_scores(features), each.mean(axis=0))
+    assert np.allclose(single.raw_scores(features), each[0])
+    assert ensemble.validation_["rounds"] == [booster.current_iteration() for booster in ensemble.boosters_]
+
+
+def test_boosters_of_other_features_are_refused():
+    clf = _toy_classifier()
+    other = PairClassifier(n_estimators=5, jobs=1, members=1).fit(
+        _toy_features().rename(columns={"c": "d"}), _toy_labels(), groups=np.arange(400)
+    )
+    with pytest.raises(ValueError, match="disagree"):
+        PairClassifier.from_texts([*clf.to_texts(), *other.to_texts()], 0.5, clf.get_params())

@@ -471,7 +471,7 @@ def default_document() -> dict:
 
 def _model_with(path: Path, document: dict, **manifest_changes) -> Path:
     manifest = {**document["manifest"], **manifest_changes}
-    save_model_file(path, manifest, document["booster"])
+    save_model_file(path, manifest, document["boosters"])
     return path
 
 
@@ -496,7 +496,7 @@ def _bad_model(tmp_path: Path, kind: str, document: dict) -> tuple[Path, str]:
         return path, "checksum mismatch"
     if kind == "tampered booster":
         changed = json.loads(text)
-        changed["booster"] = changed["booster"].replace("leaf_value=", "leaf_value=9", 1)
+        changed["boosters"][-1] = changed["boosters"][-1].replace("leaf_value=", "leaf_value=9", 1)
         path.write_text(json.dumps(changed))
         return path, "checksum mismatch"
     if kind == "truncated":
@@ -513,23 +513,28 @@ def _bad_model(tmp_path: Path, kind: str, document: dict) -> tuple[Path, str]:
         return path, "missing format marker"
     if kind == "format version":
         changed = json.loads(text)
-        changed["format_version"] = 1  # written before the compiled tokeniser changed word hashes
+        changed["format_version"] = 2  # one booster, written before the ensemble
         path.write_text(json.dumps(changed))
-        return path, "format version 1"
+        return path, "format version 2"
     if kind == "manifest missing":
         changed = json.loads(text)
         del changed["manifest"]
         path.write_text(json.dumps(changed))
+        return path, "truncated or malformed"
+    if kind == "no boosters":
+        save_model_file(path, document["manifest"], [])
         return path, "truncated or malformed"
     if kind == "other kind":
         return _model_with(path, document, kind="sklearn.Pipeline"), "not a jobdedup deduplicator"
     if kind == "other features":
         return _model_with(path, document, features=[*MODEL_FEATURES[:-1], "new_feature"]), "other features"
     if kind == "crafted manifest":  # a valid checksum is no secret: the content is still checked
-        save_model_file(path, {"kind": "jobdedup.Deduplicator", "features": MODEL_FEATURES}, "tree")
+        save_model_file(path, {"kind": "jobdedup.Deduplicator", "features": MODEL_FEATURES}, ["tree"])
         return path, "malformed"
     if kind == "bad booster":
-        save_model_file(path, document["manifest"], "tree\nversion=v4\nnum_class=1\n")
+        save_model_file(
+            path, document["manifest"], [*document["boosters"][:1], "tree\nversion=v4\nnum_class=1\n"]
+        )
         return path, "malformed"
     if kind == "bad threshold":
         return _model_with(path, document, threshold="high"), "malformed"
@@ -553,6 +558,7 @@ MODEL_CASES = [
     "json array",
     "format version",
     "manifest missing",
+    "no boosters",
     "other kind",
     "other features",
     "crafted manifest",

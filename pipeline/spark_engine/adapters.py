@@ -220,7 +220,7 @@ def worker_model(spec: dict[str, Any]) -> Deduplicator:
     found = _MODELS.get(spec["digest"])
     if found is None:
         found = Deduplicator(Config.from_dict(spec["config"]))
-        found.classifier_ = PairClassifier.from_text(spec["booster"], spec["threshold"], spec["params"])
+        found.classifier_ = PairClassifier.from_texts(spec["boosters"], spec["threshold"], spec["params"])
         found.boilerplate_ = np.zeros(0, dtype=np.uint64)  # preparing is done; pairs need no blocks
         _MODELS[spec["digest"]] = found
     return found

@@ -122,12 +122,12 @@ class SparkDeduplicator:
     def _spec(self) -> dict[str, Any]:
         """What Python workers need to rebuild the model's pair decisions (`adapters.worker_model`)."""
         spec = {
-            "booster": self.model.classifier_.to_text(),
+            "boosters": self.model.classifier_.to_texts(),
             "threshold": float(self.model.threshold_),
             "params": self.model.classifier_.get_params(),
             "config": self.model.config.to_dict(),
         }
-        # Workers are reused across runs: a model is known by all of it, not by its booster alone.
+        # Workers are reused across runs: a model is known by all of it, not by its boosters alone.
         spec["digest"] = hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
         return spec
 
