@@ -204,3 +204,24 @@ def test_demo_trains_dedups_and_evaluates_bundled_data(tmp_path, capsys):
     summary = json.loads((tmp_path / "evaluation.json").read_text())
     assert set(summary) == {"synthetic reposts and hard negatives", "hand-checked natural pairs"}
     assert (tmp_path / "model.json").exists() and (tmp_path / "test" / "groups.parquet").exists()
+
+
+def test_train_members_sets_how_many_boosters_the_model_file_holds(tmp_path, capsys):
+    train_ads = pd.read_parquet(DATA / "train_ads.parquet").iloc[:300]
+    train_labels = pd.read_parquet(DATA / "train_labels.parquet")
+    train_ads.to_parquet(tmp_path / "train.parquet")
+    train_labels[train_labels["ad_id"].isin(train_ads["ad_id"])].to_parquet(tmp_path / "labels.parquet")
+    common = ["train", "--ads", str(tmp_path / "train.parquet"), "--labels", str(tmp_path / "labels.parquet")]
+    for members, name in ((None, "three.json"), ("1", "one.json")):
+        extra = [] if members is None else ["--members", members]
+        assert main([*common, "--model", str(tmp_path / name), "--quiet", *extra]) == 0
+    boosters = {
+        name: json.loads((tmp_path / name).read_text())["boosters"] for name in ("three.json", "one.json")
+    }
+    assert (len(boosters["three.json"]), len(boosters["one.json"])) == (3, 1)
+    assert boosters["one.json"][0] == boosters["three.json"][0]  # the first member is the plain booster
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        main([*common, "--model", str(tmp_path / "zero.json"), "--members", "0"])
+    assert refused.value.code == 2 and "--members: must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "zero.json").exists()
