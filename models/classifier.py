@@ -42,6 +42,7 @@ class PairClassifier:
         num_leaves: int = 31,
         target_precision: float = 0.97,
         threshold_beta: float = DEFAULT_BETA,
+        threshold_window: float = 0.0,
         cv_folds: int = 5,
         monotone: list[int] | None = None,
         seed: int = 1,
@@ -54,6 +55,7 @@ class PairClassifier:
         self.num_leaves = num_leaves
         self.target_precision = target_precision
         self.threshold_beta = threshold_beta
+        self.threshold_window = threshold_window
         self.cv_folds = cv_folds
         self.monotone = monotone
         self.seed = seed
@@ -138,7 +140,12 @@ class PairClassifier:
         if adjust is not None:
             scores = adjust(scores, every_column.iloc[np.flatnonzero(scored)])
         self.threshold_ = decision_threshold(
-            scores, labels[scored], self.target_precision, weight[scored], self.threshold_beta
+            scores,
+            labels[scored],
+            self.target_precision,
+            weight[scored],
+            self.threshold_beta,
+            self.threshold_window,
         )
         self.validation_ = {
             "pairs": int(scored.sum()),
@@ -259,6 +266,7 @@ class PairClassifier:
             "num_leaves": self.num_leaves,
             "target_precision": self.target_precision,
             "threshold_beta": self.threshold_beta,
+            "threshold_window": self.threshold_window,
             "cv_folds": self.cv_folds,
             "monotone": self.monotone,
             "seed": self.seed,

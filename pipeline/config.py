@@ -33,6 +33,8 @@ class Config:
         threshold_beta: among the thresholds reaching `target_precision`, the one with the best
             F-beta on validation pairs is chosen (0.5: precision counts four times as much as
             recall; a large value picks the lowest such threshold, the most recall).
+        threshold_window: each threshold reaching `target_precision` is judged by the mean
+            F-beta of the thresholds within this distance of it, not its own (0: its own).
         threshold_folds: folds (by vacancy) whose out-of-fold scores pick the threshold.
         max_group_size_exact: components up to this size are re-clustered with every pair scored.
         n_estimators: most LightGBM boosting rounds per booster (early stopping picks fewer).
@@ -56,6 +58,7 @@ class Config:
     max_bucket_size: int = 200
     target_precision: float = 0.97
     threshold_beta: float = 0.5
+    threshold_window: float = 0.1
     threshold_folds: int = 5
     max_group_size_exact: int = 60
     n_estimators: int = 100

@@ -130,6 +130,7 @@ class Deduplicator:
             num_leaves=self.config.num_leaves,
             target_precision=self.config.target_precision,
             threshold_beta=self.config.threshold_beta,
+            threshold_window=self.config.threshold_window,
             cv_folds=self.config.threshold_folds,
             monotone=monotone_constraints(MODEL_FEATURES),
             seed=self.config.seed,

@@ -87,6 +87,26 @@ def test_threshold_reaches_target_precision_with_best_f_beta():
     assert decision_threshold(scores, labels, 1.01) == 0.8
 
 
+def test_threshold_window_picks_the_best_mean_f_beta_around_each_threshold():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 3000)
+    scores = np.clip(labels * 0.5 + rng.normal(0.25, 0.2, 3000), 0, 1)
+    # Reference, written out: every distinct score a cut; F0.5 averaged over the cuts within 0.1.
+    cuts = np.unique(scores)[::-1]
+    true_pos = np.array([labels[scores >= cut].sum() for cut in cuts])
+    predicted = np.array([(scores >= cut).sum() for cut in cuts])
+    precision, recall = true_pos / predicted, true_pos / labels.sum()
+    f_half = 1.25 * precision * recall / (0.25 * precision + recall)
+    smoothed = [f_half[np.abs(cuts - cut) <= 0.1].mean() for cut in cuts]
+    reaching = np.flatnonzero(precision >= 0.9)
+    expected = cuts[reaching[np.argmax(np.take(smoothed, reaching))]]
+    assert decision_threshold(scores, labels, 0.9, window=0.1) == pytest.approx(expected)
+    assert decision_threshold(scores, labels, 0.9) == pytest.approx(
+        cuts[reaching[np.argmax(f_half[reaching])]]
+    )
+    assert decision_threshold(scores, labels, 0.9, window=0.1) != decision_threshold(scores, labels, 0.9)
+
+
 def test_pairs_of_one_vacancy_train_without_a_validation_split():
     rng = np.random.default_rng(1)
     x = rng.random((6, 2))
