@@ -102,7 +102,8 @@ class PairClassifier:
         one fold); each fold is scored by trees trained on the others (with early stopping on it),
         so every pair gets a score from trees that never saw its vacancy, and the threshold is, among
         those whose out-of-fold precision reaches `target_precision`, the one with the best F-beta
-        (`threshold_beta`; `models.thresholds.decision_threshold`) — over all labelled pairs, not
+        (`threshold_beta`, averaged over `threshold_window`; `models.thresholds.decision_threshold`)
+        — over all labelled pairs, not
         one small validation split whose few high-scoring negatives would swing it. Each member
         does this with its own seed and fold split; the threshold is chosen on their averaged
         out-of-fold scores. Each member's final trees are trained on every pair for the median
@@ -121,22 +122,23 @@ class PairClassifier:
         weight = np.ones(len(labels)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         groups = np.asarray(groups)
         raw_out_of_fold = np.zeros(len(labels))
+        everything = np.arange(len(labels))
         self.boosters_, member_rounds, fold_counts = [], [], []
         for seed in self.member_seeds():
             raw, rounds = self._out_of_fold(features, labels, weight, groups, seed)
             raw_out_of_fold += raw
-            everything = np.arange(len(labels))
             median_rounds = int(np.median(rounds)) if rounds else None
             self.boosters_.append(
                 self._train(features, labels, weight, seed, everything, None, median_rounds)
             )
             member_rounds.append(int(self.boosters_[-1].current_iteration()))
             fold_counts.append(len(rounds))
-        scored = ~np.isnan(raw_out_of_fold)
+        mean_raw = raw_out_of_fold / len(self.boosters_)
+        scored = ~np.isnan(mean_raw)
         if not scored.any():  # one vacancy only: no fold to validate on, so the training scores
-            raw_out_of_fold = self.raw_scores(features)
+            mean_raw = self.raw_scores(features)
             scored = np.ones(len(labels), dtype=bool)
-        scores = _sigmoid(raw_out_of_fold[scored] / len(self.boosters_))
+        scores = _sigmoid(mean_raw[scored])
         if adjust is not None:
             scores = adjust(scores, every_column.iloc[np.flatnonzero(scored)])
         self.threshold_ = decision_threshold(

@@ -117,6 +117,14 @@ def test_pairs_of_one_vacancy_train_without_a_validation_split():
     assert (classifier.validation_["pairs"], classifier.validation_["positives"]) == (6, 3)
     assert classifier.validation_["folds"] == 0  # one vacancy: no fold to score out of fold
     assert 0.0 <= classifier.threshold_ <= 1.0
+    # With enough pairs for the trees to split, the threshold is one of the ensemble's own
+    # training scores (the members' mean raw score, not a third of it).
+    x = rng.random((200, 2))
+    features = pd.DataFrame(x, columns=["a", "b"])
+    classifier = PairClassifier(n_estimators=20, jobs=1).fit(
+        features, (x[:, 0] > 0.5).astype(int), np.zeros(200)
+    )
+    assert classifier.threshold_ in set(classifier.predict_proba(features)[:, 1])
 
 
 def test_members_average_their_raw_scores_and_the_first_is_the_plain_booster():
