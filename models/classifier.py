@@ -103,8 +103,8 @@ class PairClassifier:
         so every pair gets a score from trees that never saw its vacancy, and the threshold is, among
         those whose out-of-fold precision reaches `target_precision`, the one with the best F-beta
         (`threshold_beta`, averaged over `threshold_window`; `models.thresholds.decision_threshold`)
-        — over all labelled pairs, not
-        one small validation split whose few high-scoring negatives would swing it. Each member
+        — over all labelled pairs, not one small validation split whose few high-scoring negatives
+        would swing it. Each member
         does this with its own seed and fold split; the threshold is chosen on their averaged
         out-of-fold scores. Each member's final trees are trained on every pair for the median
         number of rounds its folds stopped at.
@@ -204,13 +204,17 @@ class PairClassifier:
             callbacks=[lgb.early_stopping(40, verbose=False)],
         )
 
+    def _model_values(self, features: pd.DataFrame) -> np.ndarray:
+        """The trees' columns of `features` as one float array, what every member predicts from."""
+        return features[self.feature_names_].to_numpy(dtype=np.float64)
+
     def raw_scores(self, features: pd.DataFrame) -> np.ndarray:
         """Raw score (log-odds) of each pair: the mean of the members' raw scores."""
         # A few pairs (a single ad checked): one thread. Waking LightGBM's OpenMP threads took 40 ms
         # for 3 pairs on a loaded 2-core machine, 2.7 ms on one thread; same probabilities. The
         # frame becomes one float array first: LightGBM converts a DataFrame anew on every call.
         options = {"num_threads": 1} if len(features) < SMALL_PREDICT else {}
-        values = features[self.feature_names_].to_numpy(dtype=np.float64)
+        values = self._model_values(features)
         total = np.zeros(len(features))
         for booster in self.boosters_:
             total += booster.predict(values, raw_score=True, **options)
@@ -232,7 +236,7 @@ class PairClassifier:
 
         The raw score is the members' mean, so its contributions are the members' mean too.
         """
-        values = features[self.feature_names_].to_numpy(dtype=np.float64)
+        values = self._model_values(features)
         raw = np.mean([booster.predict(values, pred_contrib=True) for booster in self.boosters_], axis=0)
         return pd.DataFrame(raw, columns=[*self.feature_names_, "bias"], index=features.index)
 

@@ -55,23 +55,16 @@ def decision_threshold(
     if not reaching.any():
         reaching = last_of_run & (precision == precision[last_of_run].max())
     candidates = np.flatnonzero(reaching)
-    if window > 0:
-        f_beta = _window_means(
-            sorted_scores[last_of_run], f_beta[last_of_run], window, len(sorted_scores), last_of_run
-        )
+    if window > 0:  # every candidate is a cut point, so only the cut points' values are replaced
+        f_beta[last_of_run] = _window_means(sorted_scores[last_of_run], f_beta[last_of_run], window)
     return float(sorted_scores[candidates[np.argmax(f_beta[candidates])]])
 
 
-def _window_means(
-    cuts: np.ndarray, values: np.ndarray, window: float, size: int, last_of_run: np.ndarray
-) -> np.ndarray:
-    """Per position of the sorted scores, the mean of `values` over the cut points whose score lies
-    within `window` of that cut point's score (`cuts` descending; positions that are no cut get 0)."""
+def _window_means(cuts: np.ndarray, values: np.ndarray, window: float) -> np.ndarray:
+    """Per cut point (`cuts` descending), the mean of `values` over the cut points whose score lies
+    within `window` of its score."""
     ascending = cuts[::-1]
     low = np.searchsorted(ascending, cuts - window, side="left")
     high = np.searchsorted(ascending, cuts + window, side="right")
     running = np.concatenate([[0.0], np.cumsum(values[::-1])])
-    means = (running[high] - running[low]) / (high - low)
-    out = np.zeros(size)
-    out[np.flatnonzero(last_of_run)] = means
-    return out
+    return (running[high] - running[low]) / (high - low)
