@@ -20,7 +20,6 @@ from __future__ import annotations
 import html
 import re
 
-import numpy as np
 import pandas as pd
 
 from jobdedup.features.normalize import FEW_VALUES
@@ -84,15 +83,17 @@ def _found(text: object, patterns: tuple[re.Pattern[str], ...], clean: bool) -> 
     return {m.group(1) for pattern in patterns for m in pattern.finditer(text)}
 
 
-def values_matching(values: pd.Series, hint: str) -> pd.Series:
-    """The values `hint` is found in: pandas' `str.contains`, which gives Python's `re` answer (by
-    RE2 over Arrow-backed ASCII text: no Python loop); for a few values Python's `re` itself
-    (pandas' checks of pattern and data cost ~140 µs a call, a single ad's whole search)."""
+def matching_values(values: pd.Series, hint: str) -> list[tuple[int, str]]:
+    """(position, value) of the values `hint` is found in: pandas' `str.contains`, which gives
+    Python's `re` answer (by RE2 over Arrow-backed ASCII text: no Python loop); for a few values
+    Python's `re` itself (pandas' checks of pattern and data, and its Series of the values found,
+    cost ~140 µs a call, a single ad's whole search)."""
     if len(values) <= FEW_VALUES:
         pattern = re.compile(hint)
-        found = [isinstance(v, str) and pattern.search(v) is not None for v in values.tolist()]
-        return values[np.array(found, dtype=bool)]
-    return values[values.str.contains(hint, regex=True, na=False).to_numpy(dtype=bool)]
+        return [(row, v) for row, v in enumerate(values.tolist()) if isinstance(v, str) and pattern.search(v)]
+    values = values.reset_index(drop=True)
+    found = values[values.str.contains(hint, regex=True, na=False).to_numpy(dtype=bool)]
+    return list(zip(found.index, found.to_numpy(dtype=object)))
 
 
 def requisition_numbers(titles: pd.Series, texts: pd.Series, urls: pd.Series) -> pd.Series:
@@ -114,8 +115,7 @@ def requisition_numbers(titles: pd.Series, texts: pd.Series, urls: pd.Series) ->
         ),
     )
     for values, hint, patterns, clean in searches:
-        candidates = values_matching(values.reset_index(drop=True), hint)
-        for row, text in zip(candidates.index, candidates.to_numpy(dtype=object)):
+        for row, text in matching_values(values, hint):
             found.setdefault(row, set()).update(_found(text, patterns, clean))
     keys = [None] * len(titles)
     for row, items in found.items():

@@ -24,7 +24,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.requisitions import values_matching
+from jobdedup.features.requisitions import matching_values
 
 LOWEST, HIGHEST = 10_000.0, 1_000_000.0
 """Amounts counted as yearly pay."""
@@ -76,8 +76,7 @@ def _band(text: str) -> str | None:
 def salary_bands(texts: pd.Series) -> pd.Series:
     """Per ad, its band ("GBP 60000 75000") or None; only texts naming a currency are searched."""
     bands: list[str | None] = [None] * len(texts)
-    candidates = values_matching(texts.reset_index(drop=True), _HINT)
-    for row, text in zip(candidates.index, candidates.to_numpy(dtype=object)):
+    for row, text in matching_values(texts, _HINT):
         bands[row] = _band(text)
     return pd.Series(bands, index=texts.index, dtype=object)
 

@@ -105,6 +105,30 @@ def test_rows_round_trip_with_dictionary_drift_and_references(test_ads):
     assert frame["title"].tolist() == [json.loads(r)[ROW_COLUMNS.index("title")] for r in raw]
 
 
+def _reference_rows(store, ids: np.ndarray) -> pd.DataFrame:
+    """`rows` as a frame of the query's tuples, `astype` and an inserted ad_id column made it."""
+    frame = pd.DataFrame(store._row_tuples(ids), columns=["id", "gid", "ref", "row"])
+    frame = frame.astype({"id": np.int64, "gid": np.int64, "ref": np.int64})
+    frame.insert(1, "ad_id", store._ad_ids(frame["id"].to_numpy()))
+    return frame
+
+
+def test_rows_are_those_of_a_frame_of_the_query(tmp_path, default_model, test_ads):
+    """The stored rows come as typed columns built from the query's tuples (a check reads a few):
+    the table a frame of them and `astype` gave, for no rows, some rows (some stored against a
+    reference) and ids not in the index."""
+    with Index.open(tmp_path / "ads.jdx") as index:
+        assert index.add(test_ads.iloc[:80], default_model).report["rows_stored_against_reference"] > 0
+        store = index.store
+        with store.read():
+            stored = np.asarray([i for (i,) in store.db.execute("SELECT id FROM ads")], dtype=np.int64)
+            for ids in (stored[:0], stored[:1], stored[[5, 2, 2, 9]], stored, np.r_[stored[:3], 10**9]):
+                rows = store.rows(ids)
+                pd.testing.assert_frame_equal(rows, _reference_rows(store, ids))
+                assert list(rows.columns) == ["id", "ad_id", "gid", "ref", "row"]
+            assert (store.rows(stored)["ref"] >= 0).any()
+
+
 def test_references_removal_names_and_readding(tmp_path, default_model, test_ads, test_labels):
     path = tmp_path / "ads.jdx"
     sizes = test_labels.groups["group_id"].value_counts()

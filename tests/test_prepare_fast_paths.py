@@ -9,10 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobdedup.features import fields as fields_module
 from jobdedup.features.fields import normalize_fields
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.kernels import kept_per_doc
+from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.features.requisitions import requisition_numbers
+from jobdedup.features.salaries import salary_bands
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
 from jobdedup.pipeline.clean import (
     _WIDGET_HEADING,
@@ -33,7 +36,14 @@ from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.io import read_ads
 from jobdedup.pipeline.io.contract import STRING
 from jobdedup.pipeline.evidence_kernels import WordTable
-from jobdedup.pipeline.prepare import name_vocabulary, name_words, prepare_again, prepare_batch
+from jobdedup.pipeline.prepare import (
+    _status,
+    _texts_of,
+    name_vocabulary,
+    name_words,
+    prepare_again,
+    prepare_batch,
+)
 from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 from tests.conftest import DATA
@@ -209,27 +219,119 @@ def test_kept_words_per_document_are_those_of_the_cumulative_sum(bundled_tokens:
     assert np.array_equal(kept_per_doc(keep, bundled_tokens.doc_ptr), np.diff(kept_before[bundled_tokens.doc_ptr]))
 
 
+def _chunks(frame: pd.DataFrame) -> list[pd.DataFrame]:
+    """Consecutive slices of `frame` of 1, 2, ..., `FEW_VALUES`, 1, 2, ... rows (a service's checks)."""
+    chunks, start, size = [], 0, 1
+    while start < len(frame):
+        chunks.append(frame.iloc[start : start + size])
+        start, size = start + size, size % FEW_VALUES + 1
+    return chunks
+
+
+# Every source column of the fields: missing, empty and blank values, markup, other scripts,
+# obfuscated and repeated contacts, odd URLs and dates; some values repeat within a check.
+_FIELD_EDGE_ADS = pd.DataFrame(
+    {
+        "title": [None, "", "  ", "<b>Sr. Data Engineer</b> (m/w/d)", "מפתח/ת תוכנה", "高级软件工程师",
+                  "Nurse - Remote", "Nurse - Remote", "Pflegefachkraft (m/w/d) 12345", "DEV &amp; OPS"],
+        "company": [None, "", "ACME GmbH", "ACME Ltd", 'קומבלק בע"מ', "北京科技", "Indeed", "NHS", "NHS", "&lt;x&gt;"],
+        "location": [None, "", "Filton, Bristol", "Amsterdam, NH, NL", "תל אביב", "北京", "Remote", "Leeds",
+                     "Leeds", "Maidstone, Kent"],
+        "occupation": [None, "", "IT & Telecoms Jobs", None, "הנדסה", "工程", "Healthcare", None, None, " "],
+        "contact": [None, "", "jobs@acme.de, +49 30 1234567", "hr(at)acme(dot)co.uk", "03-1234567", None,
+                    "www.acme.com", "", "0113 496 0000", "\\+31 348 123 456"],
+        "url": [None, "", "https://www.adzuna.co.uk/jobs/details/57?utm_source=6", "http://[::1",
+                "https://il.indeed.com/viewjob?jk=1", "not a url", "https://careers.acme.co.uk/job/1",
+                "https://careers.acme.co.uk/job/1", "karriere.at/job/9", None],
+        "description": [None, "", "<p>Call <b>0044 20 7946 0958</b> or mail a@b.nl</p>", "Apply: jobs@acme.de",
+                        "צור קשר: 052-1234567", "联系 13800138000", "\u200b", "Email nurse@nhs.net",
+                        "Email nurse@nhs.net", "Tel. 0113 496 0000 &amp; www.leeds.gov.uk"],
+        "posted_at": [None, "", "2024-01-02", "2024-01-02T10:30:00Z", "not a date", "02/01/2024", None,
+                      "2024-13-45", "2024-01-02 10:30", ""],
+        "source": [None, "", "indeed", "adzuna", "alljobs.co.il", "karriere.at", "INDEED", "nhs jobs", None, " "],
+    }
+)  # fmt: skip
+
+
+def _assert_same_fields(fast: pd.DataFrame, columns: pd.DataFrame) -> None:
+    """Equal frames, and the same missing value (`pd.NA` or None) in every object column: the
+    frame comparison takes one for the other."""
+    pd.testing.assert_frame_equal(fast, columns)
+    for name in columns.columns[columns.dtypes == object]:
+        assert list(map(type, fast[name])) == list(map(type, columns[name])), name
+
+
+@pytest.mark.parametrize("read_back", [False, True])
+def test_fields_of_1_to_16_ads_are_those_of_the_column_path(
+    bundled_ads: pd.DataFrame, monkeypatch: pytest.MonkeyPatch, read_back: bool
+):
+    """`normalize_fields` of up to `FEW_VALUES` ads in plain Python gives what its column path
+    gives the same ads: as validated (string columns) and as read back from an index (object
+    columns holding None)."""
+    ads = pd.concat([_FIELD_EDGE_ADS, bundled_ads.iloc[: 1500 if read_back else None]], ignore_index=True)
+    if read_back:
+        ads = ads.astype(object).where(ads.notna(), None)
+    chunks = _chunks(ads)
+    fast = [normalize_fields(chunk) for chunk in chunks]
+    monkeypatch.setattr(fields_module, "FEW_VALUES", 0)
+    for few, chunk in zip(fast, chunks):
+        _assert_same_fields(few, normalize_fields(chunk))
+    assert pd.concat(fast)["phones"].notna().sum() > 50 and pd.concat(fast)["town"].notna().sum() > 20
+
+
 def test_fields_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
     """The normalisers' few-value paths (Python's `re` for the contact pre-checks, ...) give each
     ad the fields the whole-column paths give it in a large batch."""
-    ads = pd.concat([bundled_ads, _ODD_ADS], ignore_index=True)
+    ads = pd.concat([bundled_ads, _ODD_ADS, _FIELD_EDGE_ADS], ignore_index=True)
     whole = normalize_fields(ads)
-    step = 7  # below every few-value limit
-    parts = pd.concat([normalize_fields(ads.iloc[i : i + step]) for i in range(0, len(ads), step)])
-    pd.testing.assert_frame_equal(parts, whole)
+    _assert_same_fields(pd.concat([normalize_fields(chunk) for chunk in _chunks(ads)]), whole)
     assert whole["emails"].notna().sum() > 50 and whole["phones"].notna().sum() > 50
 
 
-def test_requisition_numbers_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
+def test_requisitions_and_salaries_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
     """A few titles, texts and URLs are searched with Python's `re`, many with pandas' `str.contains`."""
     columns = ("title", "description", "url")
-    ads = pd.concat([bundled_ads, _ODD_ADS], ignore_index=True).astype({c: STRING for c in columns})  # as validated
+    ads = pd.concat([bundled_ads, _ODD_ADS, _FIELD_EDGE_ADS], ignore_index=True)
+    ads = ads.astype({c: STRING for c in columns})  # as validated
     whole = requisition_numbers(ads["title"], ads["description"], ads["url"])
-    step = 7  # below the few-value limit
-    parts = [requisition_numbers(*(ads[c].iloc[i : i + step] for c in columns))
-             for i in range(0, len(ads), step)]  # fmt: skip
+    parts = [requisition_numbers(*(chunk[c] for c in columns)) for chunk in _chunks(ads)]
     pd.testing.assert_series_equal(pd.concat(parts), whole)
     assert whole.notna().sum() > 20
+    bands = salary_bands(ads["description"])
+    parts = [salary_bands(chunk["description"]) for chunk in _chunks(ads)]
+    pd.testing.assert_series_equal(pd.concat(parts), bands)
+    assert bands.notna().sum() > 20
+
+
+def _reference_texts_of(column: pd.Series) -> list[str | None]:
+    return list(column.astype(object).where(lambda t: t.notna(), None))
+
+
+@pytest.mark.parametrize("dtype", [STRING, "str", object])
+def test_texts_for_the_tokeniser_are_those_of_astype_and_where(bundled_ads: pd.DataFrame, dtype: object):
+    texts = pd.concat(
+        [pd.Series([None, float("nan"), pd.NA, "", "<p>x</p>"], dtype=object), bundled_ads["description"]],
+        ignore_index=True,
+    ).astype(dtype)
+    found = list(_texts_of(texts, block=1000))
+    assert found == _reference_texts_of(texts) and found[:3] == [None, None, None]
+
+
+def _reference_status(words: np.ndarray, fields: pd.DataFrame) -> pd.Series:
+    columns = ("title", "company", "emails", "phones")
+    has_fields = np.logical_or.reduce([fields[c].notna().to_numpy() for c in columns])
+    fields_only = np.where(has_fields, "no_text:fields_only", "no_text_no_fields:not_compared")
+    return pd.Series(np.where(words > 0, "ok", fields_only), index=fields.index, dtype=object)
+
+
+def test_status_is_that_of_the_columns_notna(bundled_ads: pd.DataFrame):
+    ads = pd.concat([bundled_ads.iloc[:300], _ODD_ADS, _FIELD_EDGE_ADS], ignore_index=True)
+    fields = normalize_fields(ads)
+    words = np.random.default_rng(2).integers(0, 2, len(fields))
+    for part in [fields, *_chunks(fields)]:
+        status = _status(words[part.index], part)
+        pd.testing.assert_series_equal(status, _reference_status(words[part.index], part))
+    assert set(_status(words, fields)) == {"ok", "no_text:fields_only", "no_text_no_fields:not_compared"}
 
 
 def test_prepared_with_the_vocabularys_own_words_is_prepared_without(bundled_ads: pd.DataFrame):

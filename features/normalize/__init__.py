@@ -43,7 +43,7 @@ from jobdedup.features.normalize.phones import extract_phones
 from jobdedup.features.normalize.regions import ad_regions
 from jobdedup.features.normalize.text import normalize_occupation, normalize_text_key
 from jobdedup.features.normalize.titles import TITLE_WORDS_ADDED, normalize_title
-from jobdedup.features.normalize.unique import FEW_VALUES, distinct
+from jobdedup.features.normalize.unique import FEW_VALUES, distinct, map_values, na_array, plain_values
 
 __all__ = [
     "FEW_VALUES",
@@ -62,11 +62,14 @@ __all__ = [
     "district_town",
     "location_city",
     "location_parts",
+    "map_values",
+    "na_array",
     "normalize_company",
     "normalize_location",
     "normalize_occupation",
     "normalize_text_key",
     "normalize_title",
+    "plain_values",
     "TITLE_WORDS_ADDED",
     "registrable_domain",
 ]

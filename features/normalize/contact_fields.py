@@ -14,14 +14,18 @@ from jobdedup.features.normalize.contacts import (
     _any_of,
     _arrow_text,
     _contact_checks,
+    _contact_items,
     _contact_series,
     _emails,
+    _Extractor,
+    _text_checks,
 )
 from jobdedup.features.normalize.domains import _domains
 from jobdedup.features.normalize.phones import _phones
 from jobdedup.features.normalize.unique import _check_series
 
 _MAY_HAVE_CONTACTS = _any_of(_MAY_HAVE_EMAILS, _PHONE_HINT, _MAY_HAVE_DOMAINS)
+_EXTRACTORS: list[_Extractor] = [_emails, _phones, _domains]
 
 
 def extract_contacts(
@@ -49,7 +53,17 @@ def extract_contacts(
     rows = np.flatnonzero(checks[:, 0])
     pairs = zip(heads.take(rows).to_pylist(), bodies.take(rows).to_pylist())
     texts = [h + "\n" + (b or "") for h, b in pairs]
-    emails, phones, domains = _contact_series(
-        texts, rows, checks[rows], [_emails, _phones, _domains], contact, regions
-    )
+    emails, phones, domains = _contact_series(texts, rows, checks[rows], _EXTRACTORS, contact, regions)
     return emails, phones, domains
+
+
+def _ad_contacts(
+    contact: str | None, description: str | None, region: str | None
+) -> list[tuple[str, ...] | None]:
+    """`extract_contacts` of one ad from its plain values (None where missing): [emails, phones,
+    domains], each None where there are none."""
+    head = contact or ""
+    text = head + "\n" + (description or "")
+    return _contact_items(
+        text, _text_checks(text if head else description, _MAY_HAVE_CONTACTS), _EXTRACTORS, region
+    )

@@ -117,18 +117,18 @@ def _arrow_text(s: pd.Series) -> pa.Array:
 
 
 def _matches(texts: pa.Array, pattern: _PreCheck) -> np.ndarray:
-    """Whether `pattern` matches somewhere in each text (False for null): Python's `re` for up to
-    `FEW_VALUES` texts, else RE2 over the whole array."""
-    if len(texts) <= FEW_VALUES:
-        return np.array([t is not None and bool(pattern.python.search(t)) for t in texts.to_pylist()], bool)
+    """Whether `pattern` matches somewhere in each text (False for null), by RE2."""
     return pc.match_substring_regex(texts, pattern.re2).fill_null(False).to_numpy(zero_copy_only=False)
 
 
 def _contact_checks(texts: pa.Array, pattern: _PreCheck) -> np.ndarray:
     """Rows x whether each text matches (`pattern`, `_PHONE_HINT`, `_HAS_INVISIBLE`).
 
-    The last two are only searched for in the texts `pattern` matches (False elsewhere).
+    The last two are only searched for in the texts `pattern` matches (False elsewhere). Up to
+    `FEW_VALUES` texts are searched one by one with Python's `re` (`_text_checks`), more with RE2.
     """
+    if len(texts) <= FEW_VALUES:
+        return np.array([_text_checks(t, pattern) for t in texts.to_pylist()], dtype=bool).reshape(-1, 3)
     checks = np.zeros((len(texts), 3), dtype=bool)
     rows = np.flatnonzero(_matches(texts, pattern))
     candidates = texts.take(rows)
@@ -136,6 +136,25 @@ def _contact_checks(texts: pa.Array, pattern: _PreCheck) -> np.ndarray:
     checks[rows, 1] = _matches(candidates, _PHONE_HINT)
     checks[rows, 2] = _matches(candidates, _HAS_INVISIBLE)
     return checks
+
+
+def _text_checks(text: str | None, pattern: _PreCheck) -> tuple[bool, bool, bool]:
+    """`_contact_checks` of one text (all False for None), with Python's `re`."""
+    if text is None or not pattern.python.search(text):
+        return False, False, False
+    return True, _PHONE_HINT.python.search(text) is not None, _HAS_INVISIBLE.python.search(text) is not None
+
+
+def _contact_items(
+    text: str | None, checks: tuple[bool, bool, bool], extractors: list[_Extractor], region: str | None
+) -> list[tuple[str, ...] | None]:
+    """What each extractor finds in `text` (its `_contact_checks`; the ad's `region`), all None where
+    the pre-check did not match."""
+    found, phone_hint, invisible = checks
+    if not found or text is None:
+        return [None] * len(extractors)
+    contact = _Contact(text, phone_hint, invisible, region)
+    return [extract(contact) for extract in extractors]
 
 
 def _contact_series(
@@ -154,10 +173,9 @@ def _contact_series(
     results = [np.full(len(s), pd.NA, dtype=object) for _ in extractors]
     done: dict[tuple[str, str | None], list[tuple[str, ...] | None]] = {}
     region_of = _regions_at(regions, rows)
-    for row, text, region, (_, phone_hint, invisible) in zip(rows, texts, region_of, checks):
+    for row, text, region, text_checks in zip(rows, texts, region_of, checks):
         if (found := done.get((text, region))) is None:
-            contact = _Contact(text, phone_hint, invisible, region)
-            found = done[text, region] = [extract(contact) for extract in extractors]
+            found = done[text, region] = _contact_items(text, tuple(text_checks), extractors, region)
         for out, items in zip(results, found):
             if items is not None:
                 out[row] = items

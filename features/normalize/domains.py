@@ -14,9 +14,11 @@ from jobdedup.features.normalize.contacts import (
     _FILE_TLDS,
     _MAY_HAVE_DOMAINS,
     _Contact,
+    _contact_items,
     _find_all,
     _has_obfuscated_at,
     _map_contacts,
+    _text_checks,
 )
 from jobdedup.features.normalize.unique import _check_series
 
@@ -177,3 +179,8 @@ def extract_domains(s: pd.Series) -> pd.Series:
         [('acme.co.uk',), <NA>, ('acme.com', 'acme.de')]
     """
     return _map_contacts(_check_series(s, "extract_domains"), [_domains], _MAY_HAVE_DOMAINS)[0]
+
+
+def _url_domains(url: str | None) -> tuple[str, ...] | None:
+    """`extract_domains` of one plain value (None where missing)."""
+    return _contact_items(url, _text_checks(url, _MAY_HAVE_DOMAINS), [_domains], None)[0]

@@ -291,7 +291,12 @@ def location_city(s: pd.Series) -> pd.Series:
         ...                          "Texas, United States", "Remote"])).tolist()
         ['london', 'dallas', 'amsterdam', <NA>, <NA>]
     """
-    return _map_unique(_check_series(s, "location_city"), lambda t: _parse_location(t)[1], "string")
+    return _map_unique(_check_series(s, "location_city"), _city, "string")
+
+
+def _city(text: str) -> str | None:
+    """`location_city` of one raw location string."""
+    return _parse_location(text)[1]
 
 
 # Counties, provinces and compass regions written after a town ("Maidstone, Kent", "Leeds, West
@@ -346,9 +351,15 @@ def location_parts(s: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
         >>> location_parts(pd.Series(["Amsterdam, NH, NL", "London, England, UK", "Dallas, TX"]))[2].tolist()
         ['NL', 'GB', <NA>]
     """
-    codes, results = _unique_results(_check_series(s, "location_parts"), _parse_location)
+    codes, results = _unique_results(_check_series(s, "location_parts"), _location_parts)
     return (
         _broadcast([loc for loc, _, _ in results], codes, s, "string"),
         _broadcast([city for _, city, _ in results], codes, s, "string"),
-        _broadcast([_COUNTRY_ISO.get(country or "") for _, _, country in results], codes, s, "string"),
+        _broadcast([country for _, _, country in results], codes, s, "string"),
     )
+
+
+def _location_parts(text: str) -> tuple[str | None, str | None, str | None]:
+    """`location_parts` of one raw location string."""
+    location, city, country = _parse_location(text)
+    return location, city, _COUNTRY_ISO.get(country or "")

@@ -53,6 +53,14 @@ def _domain_region(text: str) -> str | None:
     return _code_region(parts.subdomain.split(".")[0]) if board and parts.subdomain else None
 
 
+def _ad_region(location_country: str | None, url: str | None, source: str | None) -> str | None:
+    """`ad_regions` of one ad from its plain values (None where missing)."""
+    if location_country is not None:
+        return location_country
+    found = (_domain_region(value) for value in (url, source) if value is not None)
+    return next((region for region in found if region is not None), None)
+
+
 def ad_regions(location_country: pd.Series, url: pd.Series, source: pd.Series) -> pd.Series:
     """Each ad's country: ISO 3166 alpha-2 code ("GB", "NL", "IL"), NA where none can be told.
 

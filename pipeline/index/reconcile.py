@@ -93,8 +93,8 @@ def new_group_names(
     store: IndexStore, founders: np.ndarray, new_id: np.ndarray, new_ad_ids: np.ndarray
 ) -> list[str]:
     """A new group is named after its founding ad; a name still held by an old group gets a suffix."""
-    position = pd.Series(np.arange(len(new_id)), index=new_id)
-    names = new_ad_ids[position.reindex(founders).to_numpy()].tolist()
+    position = {ad: at for at, ad in enumerate(new_id.tolist())}  # (a Series' reindex costs ~0.1 ms)
+    names = new_ad_ids[[position[founder] for founder in founders.tolist()]].tolist()
     taken = store.names_taken(names)
     return [f"{name}#{gid}" if name in taken else name for name, gid in zip(names, founders.tolist())]
 

@@ -137,9 +137,9 @@ def validate_ads(
 
 def _with_extras(out: pd.DataFrame, df: pd.DataFrame, n_cut: int) -> pd.DataFrame:
     """The validated contract columns `out`, then the input's extra columns untouched, and its attrs."""
-    extras = [c for c in df.columns if c not in ADS_COLUMNS]
+    extras = [at for at, c in enumerate(df.columns) if c not in ADS_COLUMNS]
     if extras:
-        rest = df[extras].reset_index(drop=True)
+        rest = df.iloc[:, extras].reset_index(drop=True)  # (by position: half the cost of by name)
         out = pd.concat([out, rest], axis=1)
     out.attrs = {**df.attrs, "truncated_descriptions": n_cut}
     return out
@@ -152,6 +152,7 @@ def _few_text_ads(df: pd.DataFrame, max_description_chars: int) -> pd.DataFrame 
     """
     if len(df) > _FEW_ROWS:
         return None
+    cells = df.to_numpy(dtype=object)  # (one conversion: a column's costs ~10 µs)
     columns: dict[str, list[str | None]] = {}
     for name in ADS_COLUMNS:
         if name not in df.columns:
@@ -159,7 +160,7 @@ def _few_text_ads(df: pd.DataFrame, max_description_chars: int) -> pd.DataFrame 
             continue
         values = [
             None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else v
-            for v in df[name].tolist()
+            for v in cells[:, df.columns.get_loc(name)].tolist()
         ]
         if not all(v is None or isinstance(v, str) for v in values):
             return None  # numbers and other values: `_as_text` writes them as text
