@@ -34,7 +34,7 @@ from jobdedup.pipeline.candidates import CandidateReport, generate_candidates
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.errors import InputWarning
 from jobdedup.pipeline.employer_guard import split_mixed_employers
-from jobdedup.pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
 from jobdedup.pipeline.io import ADS_COLUMNS, Labels
 from jobdedup.pipeline.prepare import PreparedBatch, prepare_batch
 from jobdedup.pipeline.progress import Progress
@@ -223,7 +223,7 @@ class Deduplicator:
                 max(self.threshold_, MIN_LINK_THRESHOLD),
                 self.config.max_group_size_exact,
                 grouping,
-                listings=batch.inputs.fields["listing"],
+                units=grouping_units(batch.inputs.fields, edges, self.config.copy_probability),
             )
             labels, grouping.employer_splits = split_mixed_employers(
                 labels, batch.inputs.fields["company"], edges, employer_links(edges, features[accepted])

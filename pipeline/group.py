@@ -10,6 +10,11 @@ same guard as dedupe's clustering), and are reported. The cut takes one pass ove
 pairs, strongest first, as a single-linkage dendrogram is built (union-find): grouping costs
 O(E log E) in the accepted pairs, however large the components chained by them.
 
+Ads that are one posting are clustered as one unit (`grouping_units`): the scrapes of one listing,
+and copies of one employer's ad under one title in one city that score as duplicates. Two units
+link by their best-matching members, so the one copy per city that names a requisition links the
+cities for every copy, as a reader who has read that copy does.
+
 Example:
     >>> edges = pd.DataFrame({"i": [0, 1], "j": [1, 2], "probability": [0.99, 0.99]})
     >>> labels = group_ads(3, edges, lambda i, j: np.zeros(len(i)), 0.5, 60)
@@ -170,22 +175,23 @@ def _average_linkage(probabilities: np.ndarray, link_threshold: float) -> np.nda
     return flat_clusters(tree, 1.0 - link_threshold + 1e-12)
 
 
-def _listing_linkage(probabilities: np.ndarray, listing: np.ndarray, link_threshold: float) -> np.ndarray:
-    """`_average_linkage` of k members whose scrapes of one listing (`listing` codes, -1 = none) are
-    one unit: a listing is one vacancy however its title or text changed between scrapes, so two
-    units link by their best-matching scrapes (the largest probability between them) and the units
-    are clustered by average linkage. Labels 0.. in the order of their first member.
+def _unit_linkage(probabilities: np.ndarray, unit: np.ndarray, link_threshold: float) -> np.ndarray:
+    """`_average_linkage` of k members, those of one unit (`unit` codes, -1 = none; see
+    `grouping_units`) clustered as one: a listing is one vacancy however its title or text
+    changed between scrapes, and so are the copies of one posting, so two units link by their
+    best-matching members (the largest probability between them) and the units are clustered by
+    average linkage. Labels 0.. in the order of their first member.
 
     Example:
         >>> # a and b: one listing retitled; c matches a's title, not b's (p(b, c) = 0.01)
-        >>> _listing_linkage(np.array([0.99, 0.98, 0.01]), np.array([7, 7, -1]), 0.7).tolist()
+        >>> _unit_linkage(np.array([0.99, 0.98, 0.01]), np.array([7, 7, -1]), 0.7).tolist()
         [0, 0, 0]
     """
-    known = listing[listing >= 0].tolist()
-    if len(set(known)) == len(known):  # (no two scrapes of one listing: most components, cheaply)
+    known = unit[unit >= 0].tolist()
+    if len(set(known)) == len(known):  # (no unit of two members here: most components, cheaply)
         return _average_linkage(probabilities, link_threshold)
-    k = len(listing)
-    unit = np.where(listing >= 0, listing, listing.max(initial=0) + 1 + np.arange(k))
+    k = len(unit)
+    unit = np.where(unit >= 0, unit, unit.max(initial=0) + 1 + np.arange(k))
     unit = np.unique(unit, return_inverse=True)[1].reshape(-1)
     n_units = int(unit.max()) + 1
     if n_units == 1:
@@ -197,6 +203,36 @@ def _listing_linkage(probabilities: np.ndarray, listing: np.ndarray, link_thresh
     unit_a, unit_b = np.triu_indices(n_units, 1)
     clusters = _average_linkage(best[unit_a, unit_b], link_threshold)[unit]
     return pd.factorize(clusters)[0]  # (numbered in the order of their first member)
+
+
+def grouping_units(fields: pd.DataFrame, accepted: pd.DataFrame, copy_probability: float) -> np.ndarray:
+    """Per ad, its unit in grouping (-1 = none): the ads that are one posting, joined through the
+    scrapes of one listing (`fields["listing"]`, see `features.listings`) and through accepted
+    pairs of at least `copy_probability` whose ads have one normalised employer, title and city.
+
+    Example:
+        >>> fields = pd.DataFrame({"company": ["aecom"] * 3, "title": ["analyst"] * 3,
+        ...                        "city": ["leeds", "leeds", "york"], "listing": [None] * 3})
+        >>> pairs = pd.DataFrame({"i": [0, 0], "j": [1, 2], "probability": [0.95, 0.99]})
+        >>> grouping_units(fields, pairs, 0.9).tolist()
+        [0, 0, -1]
+    """
+    left = accepted["i"].to_numpy(dtype=np.int64)
+    right = accepted["j"].to_numpy(dtype=np.int64)
+    copies = accepted["probability"].to_numpy() >= copy_probability
+    for column in ("company", "title", "city"):
+        codes = distinct(fields[column])[0]
+        copies &= (codes[left] == codes[right]) & (codes[left] >= 0)
+    listing = distinct(fields["listing"])[0]
+    listed = np.flatnonzero(listing >= 0)
+    _, first, inverse = np.unique(listing[listed], return_index=True, return_inverse=True)
+    component = _components(
+        len(fields),
+        np.concatenate([left[copies], listed]),
+        np.concatenate([right[copies], listed[first][inverse.reshape(-1)]]),
+    )
+    sizes = np.bincount(component)
+    return np.where(sizes[component] >= 2, component, -1)
 
 
 def _member_lists(
@@ -290,15 +326,14 @@ def group_ads(
     link_threshold: float,
     max_exact_size: int,
     report: GroupReport | None = None,
-    listings: pd.Series | None = None,
+    units: np.ndarray | None = None,
 ) -> np.ndarray:
     """Group label (0..n_groups-1) for every ad, from accepted pairs `i`, `j`, `probability`.
 
     `score_pairs(i, j)` must return the duplicate probability of arbitrary pairs of ads. A
     component whose pairs all reach `link_threshold` is one group without clustering (average
-    linkage could only merge it whole); the others are clustered, the scrapes of one listing
-    (`listings`: each ad's listing key, `features.listings`; NA = none) as one unit
-    (`_listing_linkage`).
+    linkage could only merge it whole); the others are clustered, the members of one of `units`
+    (per ad, -1 = none; `grouping_units`) as one (`_unit_linkage`).
     """
     report = report if report is not None else GroupReport()
     left = accepted["i"].to_numpy(dtype=np.int64)
@@ -311,9 +346,9 @@ def group_ads(
     owner = np.repeat(np.arange(len(lists)), np.diff(pair_ptr))
     weak = np.bincount(owner[probability < link_threshold], minlength=len(lists)) > 0
     next_label = int(labels.max()) + 1 if n_ads else 0
-    listing = distinct(listings)[0] if listings is not None else np.full(n_ads, -1)
+    unit = units if units is not None else np.full(n_ads, -1)
     for g in np.flatnonzero(weak):
-        clusters = _listing_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], listing[lists[g]], link_threshold)
+        clusters = _unit_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], unit[lists[g]], link_threshold)
         extra = int(clusters.max())
         if extra:
             report.components_split += 1

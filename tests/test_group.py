@@ -5,7 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jobdedup.pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
+
+
+def _fields(listing, company=None, title=None, city=None) -> pd.DataFrame:
+    """Normalised fields of len(listing) ads (missing employer, title and city unless given)."""
+    n = len(listing)
+    return pd.DataFrame(
+        {
+            "listing": listing,
+            "company": company or [None] * n,
+            "title": title or [None] * n,
+            "city": city or [None] * n,
+        }
+    )
 
 
 def _edges(rows):
@@ -53,9 +66,11 @@ def test_scrapes_of_one_retitled_listing_link_as_one_unit():
     def crossed(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # 0-3 and 1-2: capped by a title rule
         return np.full(len(a), 0.01)
 
-    listings = pd.Series(["indeed/3c8e", "indeed/3c8e", "glassdoor/639", "glassdoor/639"])
+    units = grouping_units(
+        _fields(["indeed/3c8e", "indeed/3c8e", "glassdoor/639", "glassdoor/639"]), _edges(rows), 0.9
+    )
     report = GroupReport()
-    assert len(set(group_ads(4, _edges(rows), crossed, 0.7, 60, report, listings=listings).tolist())) == 1
+    assert len(set(group_ads(4, _edges(rows), crossed, 0.7, 60, report, units=units).tolist())) == 1
     assert report.extra_pairs_scored == 2
     assert len(set(group_ads(4, _edges(rows), crossed, 0.7, 60).tolist())) == 2
 
@@ -64,6 +79,52 @@ def test_a_listing_unit_still_splits_from_what_matches_none_of_its_scrapes():
     """Units do not chain: ad 2 links to the listing's first scrape only weakly (0.75, accepted) and
     ad 3 to ad 2 strongly; the listing and ad 3 share nothing, so the mean link to {2, 3} is low."""
     rows = [(0, 1, 0.99), (1, 2, 0.75), (2, 3, 0.99)]
-    listings = pd.Series(["site/1", "site/1", None, None])
-    labels = group_ads(4, _edges(rows), lambda a, b: np.full(len(a), 0.02), 0.7, 60, listings=listings)
+    units = grouping_units(_fields(["site/1", "site/1", None, None]), _edges(rows), 0.9)
+    labels = group_ads(4, _edges(rows), lambda a, b: np.full(len(a), 0.02), 0.7, 60, units=units)
     assert labels[0] == labels[1] and labels[3] != labels[0]
+
+
+# AECOM's "Project Controls Analytics Consultant" on Adzuna (martadatauk): two copies per city; one
+# copy per city carries ReqID J10152946 and those three match across cities (0.99), the others
+# match only their own city's copy (0.98) and score 0.02-0.16 against the other cities' copies
+# (no requisition, another listing city). Readers label all of them one vacancy.
+_AECOM = _fields(
+    [None] * 6,
+    company=["aecom"] * 6,
+    title=["project controls analytics consultant"] * 6,
+    city=["manchester", "manchester", "birmingham", "birmingham", "leeds", "leeds"],
+)
+_AECOM_PAIRS = [(0, 1, 0.98), (2, 3, 0.98), (4, 5, 0.98), (0, 2, 0.99), (0, 4, 0.99), (2, 4, 0.99)]
+
+
+def _aecom_score(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.full(len(a), 0.05)  # every pair across cities that is not between two ReqID copies
+
+
+def test_copies_of_one_posting_in_one_city_link_as_one_unit():
+    """The copies of one employer's posting under one title in one city, linked as duplicates, are
+    one unit: the ReqID copies link the cities for the copies without it, so the six ads are one
+    group. Without copy units average linkage leaves each ReqID-less copy alone (mean link 0.36)."""
+    edges = _edges(_AECOM_PAIRS)
+    units = grouping_units(_AECOM, edges, 0.9)
+    assert (units >= 0).all() and len(set(units.tolist())) == 3
+    assert units[0] == units[1] and units[2] == units[3] and units[4] == units[5]
+    assert len(set(group_ads(6, edges, _aecom_score, 0.7, 60, units=units).tolist())) == 1
+    assert len(set(group_ads(6, edges, _aecom_score, 0.7, 60).tolist())) == 4
+
+
+def test_copies_form_units_only_for_one_employer_title_and_city_above_the_copy_probability():
+    """A pair below `copy_probability`, or whose ads differ in employer, title or city (the same
+    template for another town), or miss one of them, joins no unit."""
+    pairs = _edges([(0, 1, 0.95)])
+    same = {"company": ["aecom"] * 2, "title": ["analyst"] * 2, "city": ["leeds"] * 2}
+    assert grouping_units(_fields([None] * 2, **same), pairs, 0.9).tolist()[0] >= 0
+    assert grouping_units(_fields([None] * 2, **same), pairs, 0.96).tolist() == [-1, -1]
+    for column, other in (
+        ("company", "jacobs"),
+        ("title", "senior analyst"),
+        ("city", "york"),
+        ("city", None),
+    ):
+        differs = {**same, column: [same[column][0], other]}
+        assert grouping_units(_fields([None] * 2, **differs), pairs, 0.9).tolist() == [-1, -1], column

@@ -13,7 +13,7 @@ import pandas as pd
 
 from jobdedup.features.pairs import PairInputs, build_pair_features
 from jobdedup.pipeline.employer_guard import split_mixed_employers
-from jobdedup.pipeline.group import GroupReport, group_ads
+from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
 from jobdedup.pipeline.index.pairs import inner_pairs
 
 ScoredPairs = tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]
@@ -68,7 +68,7 @@ def group_batch(
         max(model.threshold_, MIN_LINK_THRESHOLD),
         cfg.max_group_size_exact,
         report,
-        listings=inputs.fields["listing"],
+        units=grouping_units(inputs.fields, edges, cfg.copy_probability),
     )
     inner_accepted = inner_probability >= model.threshold_
     guard_edges = pd.concat(

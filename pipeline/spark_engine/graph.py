@@ -22,7 +22,7 @@ import pandas as pd
 
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.pipeline.employer_guard import split_mixed_employers
-from jobdedup.pipeline.group import group_ads
+from jobdedup.pipeline.group import group_ads, grouping_units
 from jobdedup.pipeline.spark_engine.adapters import SIDE_COLUMNS, pair_inputs, worker_model
 from jobdedup.pipeline.spark_engine.session import release
 
@@ -91,6 +91,7 @@ def group_components(
         "num_perm": config.num_perm,
         "link_threshold": max(threshold, MIN_LINK_THRESHOLD),
         "max_exact_size": config.max_group_size_exact,
+        "copy_probability": config.copy_probability,
     }
     clusters = keep(
         members.groupBy("comp")
@@ -131,7 +132,7 @@ def _cluster_component(
 
     labels = group_ads(
         len(rows), accepted, score, settings["link_threshold"], settings["max_exact_size"],
-        listings=inputs.fields["listing"],
+        units=grouping_units(inputs.fields, accepted, settings["copy_probability"]),
     )
     links = accepted.loc[edges["employer_link"].to_numpy(bool), ["i", "j"]].reset_index(drop=True)
     labels, _ = split_mixed_employers(labels, inputs.fields["company"], accepted, links)
