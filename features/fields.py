@@ -10,8 +10,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
@@ -31,6 +29,7 @@ from jobdedup.features.normalize import (
     normalize_text_key,
     normalize_title,
     plain_values,
+    string_array,
 )
 from jobdedup.features.normalize.companies import _company
 from jobdedup.features.normalize.contact_fields import _ad_contacts
@@ -43,7 +42,6 @@ from jobdedup.features.normalize.titles import _title
 FIELD_SOURCE_COLUMNS = ("title", "company", "location", "occupation", "contact", "url", "posted_at", "source")
 """Ads columns the normalised fields are made from."""
 
-_STRING = pd.StringDtype()  # (an instance: pandas' lookup of the name costs ~25 µs a column)
 
 FIELD_COLUMNS = [
     "title",
@@ -142,29 +140,23 @@ def _few_fields(ads: pd.DataFrame) -> pd.DataFrame:
     )
     return pd.DataFrame(
         {
-            "title": _strings(title),
+            "title": string_array(title),
             "title_tokens": _objects(na_array(map_values(title, _token_key)), ads.index),
-            "company": _strings(map_values(value["company"], _company)),
-            "occupation": _strings(map_values(value["occupation"], _text_key)),
-            "location": _strings(location),
-            "city": _strings(city),
-            "town": _strings(map_values(map_values(value["location"], _district_town), _city)),
-            "emails": _objects(na_array(emails), ads.index),
-            "phones": _objects(na_array(phones), ads.index),
-            "domains": _objects(
-                na_array([_union(*pair) for pair in zip(text_domains, url_domains)]), ads.index
-            ),
+            "company": string_array(map_values(value["company"], _company)),
+            "occupation": string_array(map_values(value["occupation"], _text_key)),
+            "location": string_array(location),
+            "city": string_array(city),
+            "town": string_array(map_values(map_values(value["location"], _district_town), _city)),
+            # (arrays of tuples and NA stay object columns: no Series needed, ~10 µs each)
+            "emails": na_array(emails),
+            "phones": na_array(phones),
+            "domains": na_array([_union(*pair) for pair in zip(text_domains, url_domains)]),
             "posted_at": posted.tz_localize(None).array,
-            "source": _strings(map_values(value["source"], _text_key)),
+            "source": string_array(map_values(value["source"], _text_key)),
             "listing": _objects(np.array(map_values(value["url"], _listing_key), dtype=object), ads.index),
         },
         index=ads.index,
     )
-
-
-def _strings(values: Sequence[str | None]) -> pd.api.extensions.ExtensionArray:
-    """A "string" column of `values` (None: NA)."""
-    return pd.array(values, dtype=_STRING)
 
 
 def _objects(values: np.ndarray, index: pd.Index) -> pd.Series:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.features.shingle_sets import (
     ShingleSets,
     ads_of_pairs,
@@ -76,6 +77,9 @@ def words_other_ad_leaves_unnamed(
         [0.0]
     """
     ads, left, right = ads_of_pairs(left, right)
+    if len(ads) <= FEW_VALUES:
+        sets = [_row_sets(rows, ads) for rows in (words, *own_places, mentions)]
+        return _few_words_unnamed(*sets, left, right)
     places = union_rows(own_places[0].subset(ads), own_places[1].subset(ads))
     own = difference_rows(words.subset(ads), places)
     named = union_rows(own, mentions.subset(ads))
@@ -84,6 +88,36 @@ def words_other_ad_leaves_unnamed(
     out = np.maximum(left_unnamed, right_unnamed).astype(float)
     out[(own.sizes[left] == 0) | (own.sizes[right] == 0)] = np.nan
     return out
+
+
+def _few_words_unnamed(
+    words: list[set[int]],
+    places: list[set[int]],
+    areas: list[set[int]],
+    mentions: list[set[int]],
+    left: np.ndarray,
+    right: np.ndarray,
+) -> np.ndarray:
+    """`words_other_ad_leaves_unnamed` of the pairs of up to `FEW_VALUES` ads (a service's check),
+    from each ad's sets, pair by pair in plain Python: the sets' row operations cost ~0.15 ms even
+    for one pair."""
+    own = [w - p - a for w, p, a in zip(words, places, areas)]
+    named = [o | m for o, m in zip(own, mentions)]
+
+    def unnamed(a: int, b: int) -> float:
+        if not own[a] or not own[b]:
+            return np.nan
+        return float(max(len(own[a] - named[b]), len(own[b] - named[a])))
+
+    return np.array([unnamed(a, b) for a, b in zip(left.tolist(), right.tolist())], dtype=float)
+
+
+def _row_sets(sets: ShingleSets, rows: np.ndarray) -> list[set[int]]:
+    """The sets of these rows as Python sets."""
+    return [
+        set(sets.values[start:stop].tolist())
+        for start, stop in zip(sets.indptr[rows].tolist(), sets.indptr[rows + 1].tolist())
+    ]
 
 
 def both_texts_say_place_flexible(mentions: ShingleSets, left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -96,12 +96,12 @@ def matching_values(values: pd.Series, hint: str) -> list[tuple[int, str]]:
     return list(zip(found.index, found.to_numpy(dtype=object)))
 
 
-def requisition_numbers(titles: pd.Series, texts: pd.Series, urls: pd.Series) -> pd.Series:
+def requisition_numbers(titles: pd.Series, texts: pd.Series | None, urls: pd.Series) -> pd.Series:
     """Per ad, the sorted tuple of requisition / reference numbers it names; NA where none.
 
     Python's re reads a 3 KB text in ~50 µs: give `texts` only where a number may be named (e.g.
-    where a `LABEL_WORDS` word is followed by a number-bearing word) and NA elsewhere. Titles and
-    URLs are searched only where a cheap RE2 test finds a possible id.
+    where a `LABEL_WORDS` word is followed by a number-bearing word) and NA elsewhere, or None
+    where no text may. Titles and URLs are searched only where a cheap RE2 test finds a possible id.
     """
     found: dict[int, set[str]] = {}
     searches = (  # (values, cheap test, patterns, markup removed first)
@@ -115,7 +115,7 @@ def requisition_numbers(titles: pd.Series, texts: pd.Series, urls: pd.Series) ->
         ),
     )
     for values, hint, patterns, clean in searches:
-        for row, text in matching_values(values, hint):
+        for row, text in matching_values(values, hint) if values is not None else ():
             found.setdefault(row, set()).update(_found(text, patterns, clean))
     keys = [None] * len(titles)
     for row, items in found.items():

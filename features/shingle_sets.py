@@ -10,7 +10,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -51,6 +53,15 @@ class ShingleSets:
         indptr[1:] = np.cumsum([len(u) for u in uniq])
         values = np.concatenate(uniq) if uniq else np.zeros(0, dtype=np.uint32)
         return cls(indptr=indptr, values=values.astype(np.uint32))
+
+    @classmethod
+    def from_sets(cls, rows: Sequence[Collection[int]]) -> ShingleSets:
+        """Build from sets of 32-bit hashes (a few ads' rows: `from_lists` sorts each with numpy)."""
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum([len(row) for row in rows])
+        return cls(
+            indptr=indptr, values=np.fromiter(chain.from_iterable(map(sorted, rows)), np.uint32, indptr[-1])
+        )
 
     @classmethod
     def concatenate(cls, parts: list[ShingleSets], consume: bool = False) -> ShingleSets:
@@ -246,9 +257,18 @@ def split_words(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def word_hashes(words: np.ndarray) -> np.ndarray:
-    """The 32-bit hash of each word (the low half of its xxh3_64 of UTF-8)."""
-    hashes = np.fromiter((xxh3_64_intdigest(w.encode()) for w in words), np.uint64, len(words))
-    return hashes.astype(np.uint32)
+    """The 32-bit hash of each word (`word_hash`)."""
+    return np.fromiter(map(word_hash, words), np.uint32, len(words))
+
+
+def word_hash(word: str) -> int:
+    """The 32-bit hash of a word: the low half of its xxh3_64 of UTF-8."""
+    return xxh3_64_intdigest(word.encode()) & 0xFFFFFFFF
+
+
+def word_hash_set(text: object) -> frozenset[int]:
+    """`word_sets` of one value: the hashes of its whitespace-separated words (none if missing)."""
+    return frozenset(map(word_hash, text.split())) if isinstance(text, str) else frozenset()
 
 
 def sets_of_rows(rows: np.ndarray, hashes: np.ndarray, n_rows: int) -> ShingleSets:

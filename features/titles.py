@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from jobdedup.features.normalize import distinct
+from jobdedup.features.normalize import FEW_VALUES, distinct
 from jobdedup.features.shingle_sets import (
     ShingleSets,
     index_ranges,
@@ -30,6 +30,7 @@ from jobdedup.features.shingle_sets import (
     sorted_unique,
     split_words,
     texts_and_codes,
+    word_hash,
     word_hashes,
 )
 
@@ -133,7 +134,10 @@ class TitleWords:
 
 def title_words(titles: pd.Series, places: pd.Series) -> TitleWords:
     """The `TitleWords` of ads with these titles and places. Each distinct title and place is split
-    once, and each distinct (title, place) pair's words are sorted out in numpy."""
+    once, and each distinct (title, place) pair's words are sorted out in numpy; those of up to
+    `FEW_VALUES` ads (a service's check) row by row in plain Python, which costs less for so few."""
+    if len(titles) <= FEW_VALUES:
+        return _few_title_words(titles.tolist(), places.tolist())
     title_codes, distinct_titles = texts_and_codes(titles)
     place_codes, distinct_places = texts_and_codes(places)
     title_of, title_word, place_of, place_word, vocabulary = _split_both(distinct_titles, distinct_places)
@@ -161,6 +165,31 @@ def title_words(titles: pd.Series, places: pd.Series) -> TitleWords:
         specific=sets_of_rows(combo[specific], hashes[word[specific]], len(combos)).subset(combo_codes),
         own_place=sets_of_rows(combo[own], hashes[word[own]], len(combos)).subset(combo_codes),
     )
+
+
+def _few_title_words(titles: list[object], places: list[object]) -> TitleWords:
+    """`title_words` of a few ads' titles and places (str, or missing)."""
+    rows = [_title_row(title, place) for title, place in zip(titles, places)]
+    words, specific, own_place = zip(*rows) if rows else ((), (), ())
+    return TitleWords(
+        present=np.array([isinstance(title, str) for title in titles], dtype=bool),
+        words=ShingleSets.from_sets(words),
+        specific=ShingleSets.from_sets(specific),
+        own_place=ShingleSets.from_sets(own_place),
+    )
+
+
+def _title_row(title: object, place: object) -> tuple[set[int], set[int], set[int]]:
+    """The hashes of one title's words, its specific words and those naming its own place."""
+    words = title.split() if isinstance(title, str) else []
+    in_place = set(place.split()) if isinstance(place, str) else set()
+    specific = {word_hash(w) for w in words if w not in TITLE_FILLER_WORDS and w not in in_place}
+    own = {
+        word_hash(w)
+        for w in words
+        if w in in_place and w not in TITLE_FILLER_WORDS and w not in PLACE_FILLER_WORDS
+    }
+    return {word_hash(w) for w in words}, specific, own
 
 
 def _split_both(

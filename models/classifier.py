@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import GroupKFold
 
+from jobdedup.features.pairs import float_columns
 from jobdedup.models.thresholds import DEFAULT_BETA, decision_threshold
 
 SMALL_PREDICT = 5_000  # fewer pairs than this are scored on one thread (see `raw_scores`)
@@ -206,7 +207,8 @@ class PairClassifier:
 
     def _model_values(self, features: pd.DataFrame) -> np.ndarray:
         """The trees' columns of `features` as one float array, what every member predicts from."""
-        return features[self.feature_names_].to_numpy(dtype=np.float64)
+        # (stacked as rows, like the block of a selection of the columns: its array's layout)
+        return np.stack(float_columns(features, self.feature_names_)).T
 
     def raw_scores(self, features: pd.DataFrame) -> np.ndarray:
         """Raw score (log-odds) of each pair: the mean of the members' raw scores."""

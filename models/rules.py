@@ -65,6 +65,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.pairs import float_columns
+
 RULE_CAP = 0.01
 """Probability given to pairs a refusing rule holds for (at most their score)."""
 RULE_FLOOR = 0.99
@@ -85,31 +87,43 @@ ACCEPTING_RULES = ("same_listing", "same_requisition")
 RULES = REFUSING_RULES + ACCEPTING_RULES
 
 
-def _values(features: pd.DataFrame, name: str) -> np.ndarray:
-    return features[name].to_numpy(dtype=float)
+_RULE_FEATURES = (
+    "employer_conflict",
+    "requisition_match",
+    "sides_without_text",
+    "title_token_set",
+    "location_conflict",
+    "date_gap_days",
+    "same_listing",
+    "title_level_differs",
+    "titles_name_other_places",
+    "title_specific_only_max",
+    "title_words_unnamed",
+    "salary_bands_disjoint",
+)
+"""The features the rules read."""
 
 
 def rule_names(features: pd.DataFrame) -> np.ndarray:
     """Per pair, the first rule that holds (object array of names; None where none holds)."""
     if not len(features):
         return np.zeros(0, dtype=object)
-    conflict = _values(features, "employer_conflict")
-    requisition = _values(features, "requisition_match")
-    fields_only = _values(features, "sides_without_text") > 0
+    value = dict(zip(_RULE_FEATURES, float_columns(features, _RULE_FEATURES)))
+    conflict = value["employer_conflict"]
+    requisition = value["requisition_match"]
+    fields_only = value["sides_without_text"] > 0
     mismatch = fields_only & (
         (conflict != 0)  # NaN (an employer unknown) is no agreement either
-        | (_values(features, "title_token_set") < FIELDS_ONLY_MIN_TITLE_SIMILARITY)
-        | (_values(features, "location_conflict") == 1)
-        | (_values(features, "date_gap_days") > FIELDS_ONLY_MAX_GAP_DAYS)
+        | (value["title_token_set"] < FIELDS_ONLY_MIN_TITLE_SIMILARITY)
+        | (value["location_conflict"] == 1)
+        | (value["date_gap_days"] > FIELDS_ONLY_MAX_GAP_DAYS)
     )
-    listing = _values(features, "same_listing") == 1
-    same = (requisition == 1) & (conflict != 1) & (_values(features, "title_level_differs") != 1)
-    other_places = _values(features, "titles_name_other_places") == 1
-    unnamed_word = (_values(features, "title_specific_only_max") >= 1) & (
-        _values(features, "title_words_unnamed") >= 1
-    )
-    salaries_apart = _values(features, "salary_bands_disjoint") == 1
-    far_apart = _values(features, "date_gap_days") > FAR_APART_DAYS
+    listing = value["same_listing"] == 1
+    same = (requisition == 1) & (conflict != 1) & (value["title_level_differs"] != 1)
+    other_places = value["titles_name_other_places"] == 1
+    unnamed_word = (value["title_specific_only_max"] >= 1) & (value["title_words_unnamed"] >= 1)
+    salaries_apart = value["salary_bands_disjoint"] == 1
+    far_apart = value["date_gap_days"] > FAR_APART_DAYS
     held = [
         listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, salaries_apart, far_apart,
     ]  # fmt: skip

@@ -195,7 +195,7 @@ def _prepare_chunk(
             tokens.word_hash, tokens.doc_ptr, 1, keep=tokens.word_is_number, threads=threads
         )
         fields = fields_job.result().reset_index(drop=True)
-    searched = ads["description"].where(may_name_requisition(tokens))
+    searched = _searched_texts(ads["description"], may_name_requisition(tokens))
     fields["refs"] = requisition_numbers(ads["title"], searched, ads["url"]).to_numpy()
     fields["salary_band"] = salary_bands(ads["description"]).to_numpy()
     core = _core_text(tokens, fields, config, known_boilerplate, names, threads)
@@ -218,6 +218,14 @@ def _prepare_chunk(
         if keep_blocks
         else None,
     )
+
+
+def _searched_texts(texts: pd.Series, searched: np.ndarray) -> pd.Series | None:
+    """`texts` where `searched`, NA elsewhere; None where none is (a few ads' texts are mostly all
+    or none searched: `where` costs ~60 µs)."""
+    if not searched.any():
+        return None
+    return texts if searched.all() else texts.where(searched)
 
 
 def _with_title_mentions(

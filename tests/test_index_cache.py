@@ -106,3 +106,34 @@ def test_cached_store_connections_keep_a_small_page_cache(tmp_path):
     with open_cached(tmp_path / "ads.jdx", KeyCache()) as cached, Index.open(tmp_path / "ads.jdx") as plain:
         assert cached.store.db.execute("PRAGMA cache_size").fetchone()[0] == -PAGE_CACHE_KB
         assert plain.store.db.execute("PRAGMA cache_size").fetchone()[0] == -262144
+
+
+def test_cached_runs_answer_as_the_stored_runs(tmp_path, default_model, test_ads):
+    """The cached view's look-up (the key ranges of all parts searched at once) finds in every key
+    space what the store's own look-up of its runs finds: keys held, keys no part holds, keys
+    below and above every part, none."""
+    from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS, KeyRuns
+
+    path = tmp_path / "ads.jdx"
+    model = default_model.with_config(jobs=1, show_progress=False)
+    with Index.open(path) as writer:
+        for start in range(0, 90, 30):  # (three runs: four would be merged into one)
+            writer.add(test_ads.iloc[start : start + 30], model)
+    rng = np.random.default_rng(3)
+    with open_cached(path, KeyCache(), read_only=True) as cached, cached.store.read():
+        view = cached.store._view
+        for space in (SPACE_KEYS, SPACE_AD_IDS, SPACE_BLOCKS):
+            assert len(view.parts[space]) > 1
+            held = np.concatenate([p.keys for p in view.parts[space]])
+            ends = np.array([0, held.min() - 1, held.max() + 1, 2**64 - 1], dtype=np.uint64)
+            others = np.r_[held[::3], rng.integers(0, 2**63, 50, dtype=np.uint64), ends]
+            for keys in (held[:0], held[:1], held[::5], others):
+                keys = np.unique(keys.astype(np.uint64))
+                found = cached.store._runs_lookup(space, keys)
+                stored = KeyRuns._runs_lookup(cached.store, space, keys)
+                order, stored_order = np.lexsort(found[::-1]), np.lexsort(stored[::-1])
+                for a, b in zip(found, stored):
+                    assert a.dtype == b.dtype == np.int64
+                assert np.array_equal(found[0][order], stored[0][stored_order])
+                assert np.array_equal(found[1][order], stored[1][stored_order])
+            assert len(cached.store._runs_lookup(space, np.unique(held))[0]) >= len(np.unique(held))

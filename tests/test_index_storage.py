@@ -11,7 +11,7 @@ import pytest
 
 from jobdedup.pipeline.index import Index, IndexFileError, key_runs
 from jobdedup.pipeline.index.blobs import decode_part, encode_part
-from jobdedup.pipeline.index.key_runs import SPACE_KEYS
+from jobdedup.pipeline.index.key_runs import SPACE_BLOCKS, SPACE_KEYS, KeyRuns
 from jobdedup.pipeline.index.rows import ROW_COLUMNS, RowPacker, raw_rows
 from jobdedup.pipeline.index.store import open_store
 
@@ -129,6 +129,58 @@ def test_rows_are_those_of_a_frame_of_the_query(tmp_path, default_model, test_ad
             assert (store.rows(stored)["ref"] >= 0).any()
 
 
+def test_id_tables_and_unpacked_rows_are_those_of_frames_of_the_lists(tmp_path, default_model, test_ads):
+    """Ids and groups, and unpacked rows, come as tables built from one array (a check reads a
+    few): the tables a frame of the query's tuples (or of the rows' lists) gave; no ad found is an
+    empty table a caller may change."""
+    with Index.open(tmp_path / "ads.jdx") as index:
+        index.add(test_ads.iloc[:80], default_model)
+        store = index.store
+        with store.read():
+            stored = np.asarray([i for (i,) in store.db.execute("SELECT id FROM ads")], dtype=np.int64)
+            for ids in (stored[:0], stored[:1], stored[[5, 2, 2, 9]], stored, np.r_[stored[:3], 10**9]):
+                wanted = ",".join(map(str, ids.tolist())) or "NULL"
+                found = store.db.execute(
+                    f"SELECT id, gid FROM ads WHERE id IN ({wanted}) ORDER BY id"
+                ).fetchall()
+                gids = store.gids(ids)
+                pd.testing.assert_frame_equal(
+                    gids, pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
+                )
+                members = store.group_members(gids["gid"].to_numpy())
+                in_groups = ",".join(map(str, gids["gid"].tolist())) or "NULL"
+                found = store.db.execute(f"SELECT id, gid FROM ads WHERE gid IN ({in_groups})").fetchall()
+                reference = pd.DataFrame(sorted(found), columns=["id", "gid"], dtype=np.int64)
+                pd.testing.assert_frame_equal(members.sort_values("id", ignore_index=True), reference)
+                assert type(members.index) is pd.RangeIndex and len(members) >= len(set(gids["gid"]))
+            alone = store.rows(stored).query("ref < 0")
+            for some in (alone.iloc[:0], alone.iloc[:1], alone.iloc[:7], alone):
+                columns, raw = RowPacker(store.dictionary, {}, 1).unpack(
+                    some["row"].tolist(), [None] * len(some)
+                )
+                records = [json.loads(r) for r in raw]
+                pd.testing.assert_frame_equal(
+                    columns, pd.DataFrame(records, columns=list(ROW_COLUMNS), dtype=object)
+                )
+                assert (columns.dtypes == object).all() and len(columns) == len(some)
+            query = "SELECT first_key, last_key FROM key_parts WHERE space = ?"
+            sighted = [key for keys in store.db.execute(query, (SPACE_BLOCKS,)) for key in keys]
+            for keys in (
+                np.array(sighted[:0]),
+                np.array([*sighted, 0, 2**40, 7, sighted[0]], dtype=np.int64),
+            ):
+                distinct = np.unique(keys).astype(np.uint64)
+                position, values = KeyRuns._runs_lookup(store, SPACE_BLOCKS, distinct)
+                reference = pd.DataFrame({"key": distinct[position].astype(np.int64), "value": values})
+                pd.testing.assert_frame_equal(store.block_sightings(keys), reference)
+            assert len(reference) >= len(sighted) > 0
+            none = store.find_ads(["no such ad"])
+            pd.testing.assert_frame_equal(none, pd.DataFrame(
+                {"ad_id": np.empty(0, object), "id": np.empty(0, np.int64), "gid": np.empty(0, np.int64)}))  # fmt: skip
+            none["ad_id"] = none["ad_id"].astype(str)
+            assert store.find_ads([]).dtypes["ad_id"] == object
+
+
 def test_references_removal_names_and_readding(tmp_path, default_model, test_ads, test_labels):
     path = tmp_path / "ads.jdx"
     sizes = test_labels.groups["group_id"].value_counts()
@@ -177,3 +229,19 @@ def test_old_index_file_is_refused_clearly(tmp_path, schema):
             IndexFileError, match=f"storage schema {schema or 1} .*older.*reads schema 5.*new --index file"
         ):
             Index.open(path, read_only=read_only)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 5, 1000])
+def test_int64_tables_are_those_of_a_dict_of_columns(rows: int):
+    """A table of one (columns, rows) array equals the table of a dict of its columns, each
+    column's values side by side in memory as there; from int32 values too."""
+    from jobdedup.pipeline.index.tables import int64_table
+
+    rng = np.random.default_rng(rows)
+    for names in (["id"], ["key", "value"], ["a", "b", "c", "d"]):
+        values = rng.integers(-(2**62), 2**62, (len(names), rows), dtype=np.int64)
+        for given in (values, values.astype(np.int32), list(values)):
+            table = int64_table(pd.Index(names), given)
+            reference = pd.DataFrame({name: np.asarray(v, dtype=np.int64) for name, v in zip(names, given)})
+            pd.testing.assert_frame_equal(table, reference, check_exact=True)
+            assert all(table[name].to_numpy().flags.c_contiguous for name in names)

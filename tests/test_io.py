@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import warnings
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -701,14 +702,17 @@ def test_few_ads_validate_as_the_general_path_does(seed: int, monkeypatch: pytes
     from jobdedup.pipeline.io import validate as module
 
     rng = np.random.default_rng(seed)
-    pool = ["a", "b", " ", "", None, np.nan, pd.NA, "x y", "7", "long text " * 3, 7, 7.5]
+    # (missing values of every kind: the few ads' path reads them all as None)
+    missing = [None, np.nan, pd.NA, pd.NaT, Decimal("NaN")]
+    pool = ["a", "b", " ", "", *missing, "x y", "7", "long text " * 3, 7, 7.5]
     n = int(rng.integers(1, 6))
     ids = rng.choice(["1", "2", "3", "4", " ", "5", "6", "7", "8"], n, replace=bool(rng.random() < 0.2))
-    frame = pd.DataFrame({"ad_id": ids.tolist()}, dtype=object if rng.random() < 0.5 else "string")
+    frame = pd.DataFrame({"ad_id": ids.tolist()}, dtype=[object, "string", "str"][seed % 3])
     for column in ("description", "title", "company", "location", "extra"):
         if rng.random() < 0.8:
             values = [pool[i] for i in rng.integers(0, len(pool) - (0 if rng.random() < 0.1 else 2), n)]
-            frame[column] = pd.Series(values, dtype=object)
+            texts = rng.random() < 0.3 and all(isinstance(v, str) or pd.isna(v) for v in values)
+            frame[column] = pd.Series(values, dtype="str" if texts else object)  # ("str": NaN for missing)
     outcomes = []
     for few in (module._FEW_ROWS, 0):
         monkeypatch.setattr(module, "_FEW_ROWS", few)

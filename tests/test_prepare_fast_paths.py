@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from jobdedup.features import fields as fields_module
 from jobdedup.features.fields import normalize_fields
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.kernels import kept_per_doc
-from jobdedup.features.normalize import FEW_VALUES
+from jobdedup.features.normalize import FEW_VALUES, distinct, district_town
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.salaries import salary_bands
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
@@ -27,9 +28,13 @@ from jobdedup.pipeline.clean import (
 )
 from jobdedup.pipeline.evidence import (
     REQUISITION_LOOKAHEAD,
+    _generic_hashes,
     _label_hashes,
+    _name_words,
+    area_words,
     may_name_requisition,
     mention_sets,
+    place_words,
 )
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.config import Config
@@ -37,6 +42,7 @@ from jobdedup.pipeline.io import read_ads
 from jobdedup.pipeline.io.contract import STRING
 from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.prepare import (
+    _searched_texts,
     _status,
     _texts_of,
     name_vocabulary,
@@ -254,11 +260,13 @@ _FIELD_EDGE_ADS = pd.DataFrame(
 
 
 def _assert_same_fields(fast: pd.DataFrame, columns: pd.DataFrame) -> None:
-    """Equal frames, and the same missing value (`pd.NA` or None) in every object column: the
-    frame comparison takes one for the other."""
+    """Equal frames, the same missing value (`pd.NA` or None) in every object column and the same
+    Arrow type under every text column: the frame comparison takes one for the other."""
     pd.testing.assert_frame_equal(fast, columns)
     for name in columns.columns[columns.dtypes == object]:
         assert list(map(type, fast[name])) == list(map(type, columns[name])), name
+    for name in columns.columns[columns.dtypes == STRING]:
+        assert pa.array(fast[name].array).type == pa.array(columns[name].array).type, name
 
 
 @pytest.mark.parametrize("read_back", [False, True])
@@ -301,6 +309,77 @@ def test_requisitions_and_salaries_of_a_few_ads_are_those_of_the_whole_batch(bun
     parts = [salary_bands(chunk["description"]) for chunk in _chunks(ads)]
     pd.testing.assert_series_equal(pd.concat(parts), bands)
     assert bands.notna().sum() > 20
+
+
+def test_requisitions_of_the_searched_texts_are_those_of_the_texts_where_searched(bundled_ads: pd.DataFrame):
+    """A few ads' texts all searched (or none: no texts given) find the requisition numbers the
+    texts masked by `where` gave; chunks of 1..16 ads, as validated, with their own masks and with
+    all, none and every other text searched."""
+    ads = pd.concat([bundled_ads.iloc[:1200], _ODD_ADS, _FIELD_EDGE_ADS], ignore_index=True)
+    ads = ads.astype({c: STRING for c in ("title", "description", "url")})
+    masks_seen = set()
+    for chunk in _chunks(ads):
+        tokens = tokenize(chunk["description"].fillna("").tolist())
+        texts = chunk["description"]
+        for searched in (may_name_requisition(tokens), np.ones(len(chunk), bool), np.zeros(len(chunk), bool),
+                         np.arange(len(chunk)) % 2 == 0):  # fmt: skip
+            found = requisition_numbers(chunk["title"], _searched_texts(texts, searched), chunk["url"])
+            reference = requisition_numbers(chunk["title"], texts.where(searched), chunk["url"])
+            pd.testing.assert_series_equal(found, reference)
+            masks_seen.add((searched.all(), searched.any()))
+    assert masks_seen == {(True, True), (False, True), (False, False)}
+    assert requisition_numbers(ads["title"], ads["description"], ads["url"]).notna().sum() > 20
+
+
+@pytest.mark.parametrize("column", ["company", "title", "location"])
+def test_name_words_of_1_to_16_ads_are_those_of_the_numpy_path(
+    bundled_ads: pd.DataFrame, monkeypatch: pytest.MonkeyPatch, column: str
+):
+    """A few ads' name words, sorted out in plain Python, equal those of the numpy path: the
+    bundled ads' and odd names (missing, blank, markup, other scripts, stop words only) in chunks
+    of 1..16 ads, as a Series and as an array holding None."""
+    from jobdedup.pipeline import evidence
+
+    odd = pd.Series(["GmbH", "the and", None, None, "Data Data"])
+    names = pd.concat([_FIELD_EDGE_ADS[column], _ODD_ADS[column], bundled_ads[column].iloc[:1500], odd])
+    names = names.reset_index(drop=True)
+    chunks = [*_chunks(names), names.iloc[-3:-1]]  # (-3:-1: only missing names)
+    values = [part for chunk in chunks for part in (chunk, chunk.to_numpy(dtype=object, na_value=None))]
+    stops = (evidence._generic_hashes(), evidence._not_employer_hashes(), evidence._title_filler_hashes())
+    fast = [_name_words(part, stop) for part in values for stop in stops]
+    monkeypatch.setattr(evidence, "FEW_VALUES", 0)
+    reference = [_name_words(part, stop) for part in values for stop in stops]
+    for few, many in zip(fast, reference):
+        assert np.array_equal(few.indptr, many.indptr) and few.indptr.dtype == many.indptr.dtype
+        assert np.array_equal(few.values, many.values) and few.values.dtype == many.values.dtype
+    assert sum(len(few.values) for few in fast) > 1000 and any(not len(few.values) for few in fast)
+
+
+def _reference_place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
+    codes, once = distinct(locations)
+    first = np.array([None, *(text.split(",")[0] if isinstance(text, str) else None for text in once)])
+    named = np.where(cities.notna().to_numpy(), first[codes + 1], None)
+    return _name_words(pd.Series(named, index=locations.index, dtype=object), _generic_hashes())
+
+
+@pytest.mark.parametrize("read_back", [False, True])
+def test_place_and_area_words_are_those_of_series(bundled_ads: pd.DataFrame, read_back: bool):
+    """The place and area words made from arrays equal those made from Series (`notna`,
+    `district_town`), in chunks of 1..16 ads and all at once; raw locations as validated and as
+    read back (object, None where missing), with the normalised cities."""
+    ads = pd.concat([_FIELD_EDGE_ADS, _ODD_ADS, bundled_ads.iloc[:1500]], ignore_index=True)
+    locations = ads["location"].astype(STRING)
+    if read_back:
+        locations = locations.astype(object).where(locations.notna(), None)
+    cities = normalize_fields(ads)["city"]
+    for rows in [slice(None), *(chunk.index for chunk in _chunks(ads))]:
+        part, city = locations[rows].reset_index(drop=True), cities[rows].reset_index(drop=True)
+        for fast, reference in ((place_words(part, city), _reference_place_words(part, city)),
+                                (area_words(part), _name_words(district_town(part), _generic_hashes()))):  # fmt: skip
+            assert np.array_equal(fast.indptr, reference.indptr)
+            assert np.array_equal(fast.values, reference.values) and fast.values.dtype == np.uint32
+    assert (area_words(locations).sizes > 0).sum() > 20
+    assert (place_words(locations, cities).sizes > 0).sum() > 500
 
 
 def _reference_texts_of(column: pd.Series) -> list[str | None]:

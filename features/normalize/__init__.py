@@ -43,7 +43,14 @@ from jobdedup.features.normalize.phones import extract_phones
 from jobdedup.features.normalize.regions import ad_regions
 from jobdedup.features.normalize.text import normalize_occupation, normalize_text_key
 from jobdedup.features.normalize.titles import TITLE_WORDS_ADDED, normalize_title
-from jobdedup.features.normalize.unique import FEW_VALUES, distinct, map_values, na_array, plain_values
+from jobdedup.features.normalize.unique import (
+    FEW_VALUES,
+    distinct,
+    map_values,
+    na_array,
+    plain_values,
+    string_array,
+)
 
 __all__ = [
     "FEW_VALUES",
@@ -70,6 +77,7 @@ __all__ = [
     "normalize_text_key",
     "normalize_title",
     "plain_values",
+    "string_array",
     "TITLE_WORDS_ADDED",
     "registrable_domain",
 ]

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 # --------------------------------------------------------------------------------------------
 # Vectorisation helper
@@ -76,6 +77,17 @@ def map_values(values: list[Any], func: Callable[[Any], Any], missing: Any = Non
     """
     done: dict[Any, Any] = {}
     return [missing if v is None else done[v] if v in done else done.setdefault(v, func(v)) for v in values]
+
+
+def string_array(values: Sequence[str | None]) -> pd.api.extensions.ExtensionArray:
+    """`pd.array(values, dtype=pd.StringDtype("pyarrow"))` of Python strings and None (missing),
+    made from one pyarrow array: pandas' checks of each value cost as much again (~10 µs a column).
+
+    Example:
+        >>> string_array(["a", None]).tolist()
+        ['a', <NA>]
+    """
+    return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string()))
 
 
 def na_array(results: Sequence[Any]) -> np.ndarray:

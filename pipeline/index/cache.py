@@ -81,6 +81,12 @@ class CacheView:
         return int(sum(len(p.keys) for parts in self.parts.values() for p in parts))
 
 
+def _part_bounds(parts: list[_Part]) -> tuple[np.ndarray, np.ndarray]:
+    """The first and last key of each part (uint64)."""
+    first = np.array([part.first_key for part in parts], dtype=np.uint64)
+    return first, np.array([part.last_key for part in parts], dtype=np.uint64)
+
+
 class KeyCache:
     """Decoded key parts, ad_id lists and dictionaries of one index file (thread-safe, shared).
 
@@ -255,9 +261,11 @@ class CachedSqliteStore(SqliteStore):
             return super()._runs_lookup(space, keys)
         positions, ads = [], []
         if len(keys):
-            for part in view.parts.get(space, []):
-                lo = np.searchsorted(keys, np.uint64(part.first_key), side="left")
-                hi = np.searchsorted(keys, np.uint64(part.last_key), side="right")
+            parts = view.parts.get(space, [])
+            # (every part's range of keys at once: two searches a part cost ~5 µs, ~70 parts a check)
+            first, last = self.derived(("part bounds", space), lambda: _part_bounds(parts))
+            lows = np.searchsorted(keys, first, side="left").tolist()
+            for part, lo, hi in zip(parts, lows, np.searchsorted(keys, last, side="right").tolist()):
                 if lo == hi or not len(part.keys):
                     continue
                 wanted = keys[lo:hi]

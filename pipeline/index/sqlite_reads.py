@@ -21,6 +21,7 @@ from jobdedup.features.shingle_sets import sorted_member, sorted_unique
 from jobdedup.pipeline.index.blobs import decode_sorted
 from jobdedup.pipeline.index.errors import IndexFileError
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS, KeyRuns
+from jobdedup.pipeline.index.tables import int64_table
 
 
 class StoreReads(KeyRuns):
@@ -110,14 +111,14 @@ class StoreReads(KeyRuns):
         found = self.db.execute(
             "SELECT a.id, a.gid FROM temp.want_gids_of w CROSS JOIN ads a ON a.id = w.id ORDER BY w.id"
         ).fetchall()
-        return pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
+        return _id_gid_table(found)
 
     def group_members(self, gids: np.ndarray) -> pd.DataFrame:
         self._id_table("want_gids", "gid", gids)
         found = self.db.execute(
             "SELECT a.id, a.gid FROM temp.want_gids w CROSS JOIN ads a ON a.gid = w.gid"
         ).fetchall()
-        return pd.DataFrame(found, columns=["id", "gid"], dtype=np.int64)
+        return _id_gid_table(found)
 
     def rows(self, ids: np.ndarray) -> pd.DataFrame:
         """id, ad_id, gid, ref (id of the reference row or -1), row — in id order."""
@@ -182,7 +183,7 @@ class StoreReads(KeyRuns):
         """The stored sightings (`key`, `value`) of these block keys (`pipeline.index.blocks`)."""
         distinct = sorted_unique(np.asarray(keys, dtype=np.int64)).astype(np.uint64)
         position, values = self._runs_lookup(SPACE_BLOCKS, distinct)
-        return pd.DataFrame({"key": distinct[position].astype(np.int64), "value": values})
+        return int64_table(_KEY_VALUE, np.stack([distinct[position].astype(np.int64), values]))
 
     def name_words(self) -> np.ndarray:
         parts = [decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM names")]
@@ -238,7 +239,20 @@ class StoreReads(KeyRuns):
         }
 
 
+_ID_GID = pd.Index(["id", "gid"])
+_KEY_VALUE = pd.Index(["key", "value"])
+
+
+def _id_gid_table(found: list[tuple[int, int]]) -> pd.DataFrame:
+    """A query's (id, gid) rows as a table (a frame of the tuples costs ~80 µs)."""
+    return int64_table(_ID_GID, np.array(found, dtype=np.int64).reshape(-1, 2).T)
+
+
+_NO_ADS = pd.DataFrame(
+    {"ad_id": np.empty(0, object), "id": np.empty(0, np.int64), "gid": np.empty(0, np.int64)}
+)
+
+
 def _no_ads() -> pd.DataFrame:
-    """`find_ads`' answer when no ad is found (of numpy arrays: empty typed Series cost 0.1 ms more)."""
-    empty = {"ad_id": np.empty(0, object), "id": np.empty(0, np.int64), "gid": np.empty(0, np.int64)}
-    return pd.DataFrame(empty)
+    """`find_ads`' answer when no ad is found: a copy of one table built once (~40 µs each time)."""
+    return _NO_ADS.copy(deep=False)  # (copy-on-write: a caller's change stays in its copy)

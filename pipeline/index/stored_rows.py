@@ -44,7 +44,9 @@ def read_rows(
     references = [None if r < 0 else r for r in at.tolist()]
     columns, raw = packer.unpack(every["row"].tolist(), references)
     n = len(rows)
-    return rows, columns.iloc[:n].reset_index(drop=True), raw[:n]
+    if len(every) > n:  # (references read only to decode: a check mostly reads none)
+        columns, raw = columns.iloc[:n].reset_index(drop=True), raw[:n]
+    return rows, columns, raw
 
 
 def read_groups(

@@ -1,0 +1,21 @@
+"""Integer tables the index's steps hand each other, built from one array.
+
+A frame of a dict of columns costs ~50 µs for the few rows of a single-ad check, and its first
+column read as much again (pandas works out where each column lives); a frame of one 2-D array of
+one dtype costs a fifth of that.
+
+Example:
+    >>> int64_table(pd.Index(["id", "gid"]), np.array([[1, 2], [1, 1]])).to_dict("list")
+    {'id': [1, 2], 'gid': [1, 1]}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def int64_table(columns: pd.Index, values: np.ndarray) -> pd.DataFrame:
+    """The int64 table of `columns` whose column i holds `values[i]` (a (columns, rows) array): the
+    table a dict of the columns makes, each column's values side by side in memory as there."""
+    return pd.DataFrame(np.ascontiguousarray(values, dtype=np.int64).T, columns=columns, copy=False)
