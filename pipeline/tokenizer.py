@@ -163,6 +163,11 @@ def _close_line(
     return b
 
 
+_SMALLEST_CODE_POINT = np.array([0, 0, 0x80, 0x800, 0x10000], dtype=np.int64)
+"""Per UTF-8 sequence length, its smallest code point: a smaller one written longer (an overlong
+form, which could hide a line break from `_bounds`) starts no valid sequence."""
+
+
 @njit(cache=True, nogil=True)
 def _scan_doc(
     data, start, stop, doc, flags, fold, multi, long_line_words, multipliers,
@@ -229,6 +234,8 @@ def _scan_doc(
                 cp = ((b0 & 0x1F) << 6) | (b1 & 0x3F)
                 size = 2
             else:
+                cp, size = 0xFFFD, 1
+            if cp < _SMALLEST_CODE_POINT[size]:  # an overlong form ("\xc0\x8a" for "\n") is invalid
                 cp, size = 0xFFFD, 1
             if cp >= 0x110000:
                 cp = 0xFFFD

@@ -108,6 +108,23 @@ def test_invalid_utf8_bytes_read_as_separators():
     assert got.word_hash.tolist() == [_word_hash(w) for w in ("ab", "cd", "ef")]
 
 
+def test_overlong_forms_read_as_separators_not_as_what_they_encode():
+    """An overlong form of a line break or a letter ("\\xc0\\x8a", "\\xe0\\x80\\x8a", "\\xf0\\x80\\x81\\xa1") is
+    invalid UTF-8, as Python's decoder has it: a separator. Read as a line break it made one more
+    block than `_bounds` leaves room for (found by the property test below: b"0\\xc0\\x8a0")."""
+    for overlong in (b"\xc0\x8a", b"\xe0\x80\x8a", b"\xf0\x80\x80\x8a", b"\xc1\xa1", b"\xf0\x80\x81\xa1"):
+        text = b"0" + overlong + b"0 ab"
+        data = np.frombuffer(text, dtype=np.uint8)
+        offsets = np.array([0, len(data)], dtype=np.int64)
+        got = tokenize_utf8(data, offsets, 1, _POSITION_MULTIPLIERS)
+        assert got.word_hash.tolist() == [_word_hash(w) for w in ("0", "0", "ab")], overlong
+        assert len(got.block_hash) == 1, overlong
+        word_bound, block_bound = np.zeros(1, np.int64), np.zeros(1, np.int64)
+        _bounds(data, offsets, _byte_classes(), *_bound_steps(), word_bound, block_bound)
+        assert len(got.block_hash) <= block_bound[0] and len(got.word_hash) <= word_bound[0]
+        assert "\n" not in text.decode("utf-8", "replace") and "a0" not in text.decode("utf-8", "replace")
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.binary(max_size=60), min_size=1, max_size=4))
 def test_word_and_block_bounds_hold_for_any_bytes(chunks):
