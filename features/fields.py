@@ -42,7 +42,6 @@ from jobdedup.features.normalize.titles import _title
 FIELD_SOURCE_COLUMNS = ("title", "company", "location", "occupation", "contact", "url", "posted_at", "source")
 """Ads columns the normalised fields are made from."""
 
-
 FIELD_COLUMNS = [
     "title",
     "title_tokens",

@@ -33,12 +33,11 @@ from xxhash import xxh3_64_intdigest
 from jobdedup.features.shingle_sets import first_occurrences, sorted_member, sorted_unique
 from jobdedup.pipeline.boilerplate import find_boilerplate_blocks, merge_block_sets
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.index.tables import int64_table
+from jobdedup.pipeline.index.tables import sightings_table
 from jobdedup.pipeline.prepare import PreparedBatch
 
 SIGHTING_KEY_BITS = 48
 _NO_VALUE = "\x00none"  # every missing title or employer (one value, as `pipeline.prepare` codes them)
-_KEY_VALUE = pd.Index(["key", "value"])
 
 
 def value_hashes(values: pd.Series) -> np.ndarray:
@@ -128,4 +127,4 @@ def learn_boilerplate(
             (key_u << sixteen) | (value_u & low), sorted_unique((old_key << sixteen) | (old_value & low))
         )
         key, value = key[~(title_known & employer_known)], value[~(title_known & employer_known)]
-    return learnt, affected, int64_table(_KEY_VALUE, np.stack([key, value]))
+    return learnt, affected, sightings_table(key, value)

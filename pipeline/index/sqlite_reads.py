@@ -21,7 +21,7 @@ from jobdedup.features.shingle_sets import sorted_member, sorted_unique
 from jobdedup.pipeline.index.blobs import decode_sorted
 from jobdedup.pipeline.index.errors import IndexFileError
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS, KeyRuns
-from jobdedup.pipeline.index.tables import int64_table
+from jobdedup.pipeline.index.tables import int64_table, sightings_table
 
 
 class StoreReads(KeyRuns):
@@ -183,7 +183,7 @@ class StoreReads(KeyRuns):
         """The stored sightings (`key`, `value`) of these block keys (`pipeline.index.blocks`)."""
         distinct = sorted_unique(np.asarray(keys, dtype=np.int64)).astype(np.uint64)
         position, values = self._runs_lookup(SPACE_BLOCKS, distinct)
-        return int64_table(_KEY_VALUE, np.stack([distinct[position].astype(np.int64), values]))
+        return sightings_table(distinct[position].astype(np.int64), values)
 
     def name_words(self) -> np.ndarray:
         parts = [decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM names")]
@@ -240,7 +240,6 @@ class StoreReads(KeyRuns):
 
 
 _ID_GID = pd.Index(["id", "gid"])
-_KEY_VALUE = pd.Index(["key", "value"])
 
 
 def _id_gid_table(found: list[tuple[int, int]]) -> pd.DataFrame:

@@ -19,3 +19,11 @@ def int64_table(columns: pd.Index, values: np.ndarray) -> pd.DataFrame:
     """The int64 table of `columns` whose column i holds `values[i]` (a (columns, rows) array): the
     table a dict of the columns makes, each column's values side by side in memory as there."""
     return pd.DataFrame(np.ascontiguousarray(values, dtype=np.int64).T, columns=columns, copy=False)
+
+
+_SIGHTING_COLUMNS = pd.Index(["key", "value"])
+
+
+def sightings_table(key: np.ndarray, value: np.ndarray) -> pd.DataFrame:
+    """Block sightings (`key`, `value`; see `pipeline.index.blocks`) as an int64 table."""
+    return int64_table(_SIGHTING_COLUMNS, np.stack([key, value]))
