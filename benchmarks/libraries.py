@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
 
     # --- phone numbers -------------------------------------------------------------------------
     texts = ads["contact"].fillna("") + "\n" + ads["description"].fillna("")
-    _, _, country = location_parts(ads["location"].astype(object))
+    _, _, country, _ = location_parts(ads["location"].astype(object))
     regions, t_regions = _timed(lambda: ad_regions(country, ads["url"], ads["source"]), args.repeat)
     old_phones, t_old = _timed(lambda: _items(old_norm.extract_phones(texts)), args.repeat)
     new_phones_, t_new = _timed(lambda: _items(new_phones.extract_phones(texts, regions)), args.repeat)

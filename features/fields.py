@@ -49,6 +49,7 @@ FIELD_COLUMNS = [
     "occupation",
     "location",
     "city",
+    "subdivision",
     "town",
     "emails",
     "phones",
@@ -97,7 +98,7 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
     """
     if 0 < len(ads) <= FEW_VALUES:
         return _few_fields(ads)
-    location, city, country = location_parts(ads["location"].astype(object))
+    location, city, country, subdivision = location_parts(ads["location"].astype(object))
     town = location_parts(district_town(ads["location"].astype(object)).astype(object))[1]
     regions = ad_regions(country, ads["url"], ads["source"])
     emails, phones, text_domains = extract_contacts(ads["contact"], ads["description"], regions)
@@ -112,6 +113,7 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
             "occupation": normalize_occupation(ads["occupation"].astype(object)),
             "location": location,
             "city": city,
+            "subdivision": subdivision,
             "town": town,
             "emails": emails,
             "phones": phones,
@@ -128,7 +130,9 @@ def _few_fields(ads: pd.DataFrame) -> pd.DataFrame:
     """`normalize_fields` of 1 to `FEW_VALUES` ads (a service's check): the normalisers' functions
     of one value on plain Python values, each distinct value once (their Series cost ~3 ms an ad)."""
     value = plain_values(ads, (*FIELD_SOURCE_COLUMNS, "description"))
-    location, city, country = zip(*map_values(value["location"], _location_parts, (None, None, None)))
+    location, city, country, subdivision = zip(
+        *map_values(value["location"], _location_parts, (None, None, None, None))
+    )
     regions = [_ad_region(*signals) for signals in zip(country, value["url"], value["source"])]
     ads_contacts = list(zip(value["contact"], value["description"], regions))
     emails, phones, text_domains = zip(*map_values(ads_contacts, lambda ad: _ad_contacts(*ad)))
@@ -145,6 +149,7 @@ def _few_fields(ads: pd.DataFrame) -> pd.DataFrame:
             "occupation": string_array(map_values(value["occupation"], _text_key)),
             "location": string_array(location),
             "city": string_array(city),
+            "subdivision": string_array(subdivision),
             "town": string_array(map_values(map_values(value["location"], _district_town), _city)),
             # (arrays of tuples and NA stay object columns: no Series needed, ~10 µs each)
             "emails": na_array(emails),

@@ -217,27 +217,32 @@ def _shared_item_few(values: pd.Series, left: np.ndarray, right: np.ndarray) -> 
 
 
 def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """1 where both ads name a place and neither place appears in the other's location; 0 where
-    they agree, one names the other's city ("Filton, Bristol" / "Bristol"), or one side is only
-    generic (a country, a region, "remote"); NaN where either ad gives no location at all.
+    """1 where both ads name a place and neither place appears in the other's location, or where
+    one side names only a region and the two name different states, provinces or Länder ("Florida"
+    / "Dallas, TX"; `subdivision`); 0 where they agree, one names the other's city ("Filton,
+    Bristol" / "Bristol"), or one side is only generic (a country, "remote", the other's region);
+    NaN where either ad gives no location at all.
 
     Sites write one place many ways, so only two different specific places count against a pair.
     """
     if len(fields) <= FEW_VALUES:
-        return _location_conflict_few(fields["city"].tolist(), fields["location"].tolist(), left, right)
+        return _location_conflict_few(
+            fields["city"].tolist(), fields["subdivision"].tolist(), fields["location"].tolist(), left, right
+        )
     city_same = _equal(fields["city"], left, right)
     out = np.where(np.isnan(city_same), 0.0, 1.0 - city_same)
     cities, places = word_sets(fields["city"]), word_sets(fields["location"])
     a_in_b = intersection_sizes(cities, left, right, other=places) == cities.sizes[left]
     b_in_a = intersection_sizes(cities, right, left, other=places) == cities.sizes[right]
     out[(out == 1.0) & (a_in_b | b_in_a)] = 0.0
+    out[np.isnan(city_same) & (_equal(fields["subdivision"], left, right) == 0)] = 1.0
     located = fields["location"].notna().to_numpy()
     out[~(located[left] & located[right])] = np.nan
     return out
 
 
 def _location_conflict_few(
-    cities: list[object], locations: list[object], left: np.ndarray, right: np.ndarray
+    cities: list[object], subdivisions: list[object], locations: list[object], left: np.ndarray, right: np.ndarray
 ) -> np.ndarray:
     """`_location_conflict` of up to `FEW_VALUES` ads (a service's check), pair by pair in plain
     Python: its columns' codes and word sets cost ~0.3 ms even for one pair."""
@@ -247,7 +252,10 @@ def _location_conflict_few(
     def conflict(a: int, b: int) -> float:
         if not (isinstance(locations[a], str) and isinstance(locations[b], str)):
             return np.nan
-        if not (isinstance(cities[a], str) and isinstance(cities[b], str)) or cities[a] == cities[b]:
+        if not (isinstance(cities[a], str) and isinstance(cities[b], str)):
+            regions = subdivisions[a], subdivisions[b]
+            return float(all(isinstance(r, str) for r in regions) and regions[0] != regions[1])
+        if cities[a] == cities[b]:
             return 0.0
         named = city_words[a] <= place_words[b] or city_words[b] <= place_words[a]
         return 0.0 if named else 1.0

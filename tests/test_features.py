@@ -114,6 +114,24 @@ def test_field_matches_and_date_gap():
     assert 3.0 <= f["date_gap_days"] <= 3.5
 
 
+def test_a_region_named_alone_conflicts_with_a_place_in_another_region(monkeypatch):
+    """BeaconFire's template filed under "Florida" and under "Dallas County, TX", KNOWFINITY's under
+    "Texas" and "New York": two states are two places, as two cities are; a city in the same state,
+    a remote region or a country alone is no conflict. The column path (many ads) agrees."""
+    import jobdedup.features.pairs as pairs_module
+
+    locations = ["Florida, United States", "Dallas County, TX", "Texas, United States",
+                 "New York, United States", "Remote, FL", "United States", "Munich, Bavaria, Germany",
+                 "North Rhine-Westphalia, Germany"]  # fmt: skip
+    rows = [{"ad_id": str(i), "description": "x", "title": "Data Engineer", "location": place}
+            for i, place in enumerate(locations)]  # fmt: skip
+    pairs = [(0, 1), (0, 2), (1, 2), (2, 3), (0, 3), (0, 4), (1, 4), (0, 5), (6, 7)]
+    expected = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    assert _features(rows, pairs)["location_conflict"].tolist() == expected
+    monkeypatch.setattr(pairs_module, "FEW_VALUES", 0)
+    assert _features(rows, pairs)["location_conflict"].tolist() == expected
+
+
 def test_other_city_and_other_level_are_flagged():
     rows = [
         {"ad_id": "a", "description": "x", "title": "Senior Data Engineer", "location": "Manchester"},

@@ -22,6 +22,7 @@ from jobdedup.features.normalize import (
     extract_emails,
     extract_phones,
     location_city,
+    location_parts,
     normalize_company,
     normalize_location,
     normalize_occupation,
@@ -253,6 +254,27 @@ def test_boards_that_hire_under_their_own_name_stay_employers() -> None:
 def test_location_examples(raw: str, expected: str, city: object) -> None:
     assert run(normalize_location, [raw]) == [expected]
     assert run(location_city, [raw]) == [city]
+
+
+@pytest.mark.parametrize(
+    ("raw", "subdivision"),
+    [
+        ("Dallas, TX", "tx"),
+        ("Florida, United States", "fl"),
+        ("Dallas County, TX", "tx"),
+        ("New York, United States", "ny"),  # a city-state written alone names its state
+        ("Berlin", "be"),
+        ("Munich, Bavaria, Germany", "by"),
+        ("Amsterdam, NH, NL", "nh"),
+        ("Remote, OR", pd.NA),  # remote: the region says nothing of where the work is
+        ("Washington", pd.NA),  # WA or DC
+        ("London", pd.NA),
+        ("United States", pd.NA),
+        (None, pd.NA),
+    ],
+)
+def test_location_subdivision(raw: object, subdivision: object) -> None:
+    assert location_parts(pd.Series([raw], dtype=object))[3].tolist() == [subdivision]
 
 
 def test_location_na() -> None:

@@ -192,8 +192,9 @@ def _canonical_part(part: str) -> str:
     return " ".join(words)
 
 
-def _parse_location(text: str) -> tuple[str | None, str | None, str | None]:
-    """(canonical location, most specific place, country name) of one raw location string."""
+def _parse_location(text: str) -> tuple[str | None, str | None, str | None, str | None]:
+    """(canonical location, most specific place, country name, subdivision code) of one raw
+    location string (`location_parts`)."""
     text = _preclean(text)
     if "(" in text or "[" in text:
         text = _PAREN_RE.sub(" ", text)
@@ -256,9 +257,24 @@ def _parse_location(text: str) -> tuple[str | None, str | None, str | None]:
     parts = [p for i, p in enumerate(parts) if p not in parts[:i]]  # "London, London"
 
     if not parts:
-        return ("remote" if remote else country), None, country
+        return ("remote" if remote else country), None, country, None
     city = None if region_only else parts[0]
-    return " ".join(parts), city, country
+    return " ".join(parts), city, country, None if remote else _subdivision(parts, region_only)
+
+
+# City-states and capitals written alone that name their region too ("New York, United States" is
+# in New York state); Washington (WA or DC?) and Limburg (a Dutch province, a German town) do not.
+_CITY_REGIONS = {
+    city: _REGIONS[city] for city in _CITY_STATES - {"washington", "limburg"} if city in _REGIONS
+}
+
+
+def _subdivision(parts: list[str], region_only: bool) -> str | None:
+    """The state, province or Land code of parsed location `parts` (`_parse_location`), if written."""
+    if region_only:
+        return parts[0]
+    written = next((part for part in parts[1:] if part in _REGION_CODES), None)
+    return written or (_CITY_REGIONS.get(parts[0]) if len(parts) == 1 else None)
 
 
 def normalize_location(s: pd.Series) -> pd.Series:
@@ -339,27 +355,30 @@ def _district_town(text: str) -> str | None:
 
 def location_and_city(s: pd.Series) -> tuple[pd.Series, pd.Series]:
     """`normalize_location` and `location_city` of `s`, parsing each distinct location once."""
-    location, city, _ = location_parts(s)
+    location, city, _, _ = location_parts(s)
     return location, city
 
 
-def location_parts(s: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """`normalize_location`, `location_city` and the country written in the location (ISO 3166
-    alpha-2: "GB", "NL", "US"; NA when none is written), parsing each distinct location once.
+def location_parts(s: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+    """`normalize_location`, `location_city`, the country written in the location (ISO 3166
+    alpha-2: "GB", "NL", "US"; NA when none is written) and its subdivision (the code of the US
+    state, Canadian province, German Land, Dutch province, Indian state, Israeli district or French
+    region of `normalize_location`, or of a city-state written alone: "New York" -> "ny"; NA when
+    none is written or the location is remote), parsing each distinct location once.
 
     Example:
-        >>> location_parts(pd.Series(["Amsterdam, NH, NL", "London, England, UK", "Dallas, TX"]))[2].tolist()
-        ['NL', 'GB', <NA>]
+        >>> parts = location_parts(pd.Series(["Amsterdam, NH, NL", "London, England, UK", "Dallas, TX"]))
+        >>> parts[2].tolist(), parts[3].tolist()
+        (['NL', 'GB', <NA>], ['nh', <NA>, 'tx'])
     """
     codes, results = _unique_results(_check_series(s, "location_parts"), _location_parts)
-    return (
-        _broadcast([loc for loc, _, _ in results], codes, s, "string"),
-        _broadcast([city for _, city, _ in results], codes, s, "string"),
-        _broadcast([country for _, _, country in results], codes, s, "string"),
+    location, city, country, subdivision = (
+        _broadcast([result[part] for result in results], codes, s, "string") for part in range(4)
     )
+    return location, city, country, subdivision
 
 
-def _location_parts(text: str) -> tuple[str | None, str | None, str | None]:
+def _location_parts(text: str) -> tuple[str | None, str | None, str | None, str | None]:
     """`location_parts` of one raw location string."""
-    location, city, country = _parse_location(text)
-    return location, city, _COUNTRY_ISO.get(country or "")
+    location, city, country, subdivision = _parse_location(text)
+    return location, city, _COUNTRY_ISO.get(country or ""), subdivision

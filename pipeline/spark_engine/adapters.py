@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from jobdedup.pipeline.engine import Deduplicator
 
 _TEXT_FIELDS = (
-    "title", "title_tokens", "company", "occupation", "location", "city", "town", "source", "listing",
+    "title", "title_tokens", "company", "occupation", "location", "city", "subdivision", "town", "source",
+    "listing",
     "salary_band",
 )  # fmt: skip
 _ITEM_FIELDS = ("emails", "phones", "domains", "refs")
