@@ -457,3 +457,45 @@ def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_servi
         assert time.monotonic() < deadline, "a worker or writer outlived the service"
         time.sleep(0.2)
     assert _stats(path) == before
+
+
+def test_check_response_is_plain_json_with_nulls_and_duplicates_best_first():
+    """`check_response` turns a check's frames into JSON types: numpy scalars to Python, NA, NaN
+    and NaT to null; each ad's duplicates come best first, a pair within the batch on both ads."""
+    from jobdedup.pipeline.index.results import AddResult
+    from jobdedup.pipeline.serve import check_response
+
+    pairs = pd.DataFrame(
+        {
+            "ad_id_a": ["n1", "n1", "n1", "n2"],
+            "ad_id_b": ["old7", "old9", "n2", "old7"],
+            "probability": np.array([0.71, 0.93, 0.88, 0.2]),
+            "is_duplicate": [True, True, True, False],
+            "dup_type": pd.array(["SEMANTIC", "FULL", pd.NA, pd.NA], dtype="string"),
+            "b_in_index": [True, True, False, True],
+        }
+    )
+    groups = pd.DataFrame(
+        {
+            "ad_id": pd.array(["n1", "n2", "n3"], dtype="string"),
+            "group_id": pd.array(["g-old7", "g-old7", pd.NA], dtype="string"),
+            "group_size": np.array([4, 4, 1], dtype=np.int64),
+            "status": ["ok", "ok", "already_indexed"],
+            "existing_group": np.array([True, True, False]),
+            "seen": pd.to_datetime(["2026-01-02", None, "2026-01-03"]),
+            "score": [0.5, np.nan, 1.0],
+        }
+    )
+    merges = pd.DataFrame(
+        {"group_id": pd.array([], dtype="string"), "ads_moved": np.array([], dtype=np.int64)}
+    )
+    answer = check_response(AddResult(pairs, groups, merges, ["n3"], {}), 0.66)
+    json.dumps(answer, default=lambda value: value.isoformat())  # only timestamps need help
+    n1, n2, n3 = answer["ads"]
+    assert [d["ad_id"] for d in n1["duplicates"]] == ["old9", "n2", "old7"]
+    assert n1["duplicates"][1] == {"ad_id": "n2", "in_index": False, "probability": 0.88, "dup_type": None}
+    assert [d["ad_id"] for d in n2["duplicates"]] == ["n1"]
+    assert (n1["decision"], n2["decision"], n3["decision"]) == ("duplicate", "duplicate", "already_indexed")
+    assert n3["group_id"] is None and n2["seen"] is None and n2["score"] is None
+    assert type(n1["group_size"]) is int and type(n1["existing_group"]) is bool
+    assert answer["merges"] == [] and answer["threshold"] == 0.66
