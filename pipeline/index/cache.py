@@ -42,6 +42,7 @@ from jobdedup.features.shingle_sets import sorted_member
 from jobdedup.pipeline.index.blobs import decode_part
 from jobdedup.pipeline.index.key_files import drop_stale_parts, map_part, save_part
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
+from jobdedup.pipeline.index.key_search import fences, matching_entries
 from jobdedup.pipeline.index.sqlite_store import SqliteStore
 
 PAGE_CACHE_KB = 16_384  # SQLite's page cache of a connection reading through a KeyCache
@@ -58,10 +59,14 @@ class _Part:
     keys: np.ndarray  # sorted uint64
     ads: np.ndarray  # int32 (ids < 2^31) or int64
     file: str = ""  # the name of its files in the cache's directory, if mapped from there
+    fences: np.ndarray = field(init=False)  # `key_search.fences` of `keys`, held in memory
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fences", fences(self.keys))
 
     @property
     def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.ads.nbytes)
+        return int(self.keys.nbytes + self.ads.nbytes + self.fences.nbytes)
 
 
 @dataclass(frozen=True)
@@ -266,19 +271,12 @@ class CachedSqliteStore(SqliteStore):
             first, last = self.derived(("part bounds", space), lambda: _part_bounds(parts))
             lows = np.searchsorted(keys, first, side="left").tolist()
             for part, lo, hi in zip(parts, lows, np.searchsorted(keys, last, side="right").tolist()):
-                if lo == hi or not len(part.keys):
+                if lo == hi:
                     continue
-                wanted = keys[lo:hi]
-                # Most keys are in no part: their end is searched only for those found.
-                start = np.searchsorted(part.keys, wanted, side="left")
-                hit = np.flatnonzero(part.keys[np.minimum(start, len(part.keys) - 1)] == wanted)
-                if not len(hit):
-                    continue
-                start = start[hit]
-                count = np.searchsorted(part.keys, wanted[hit], side="right") - start
-                offsets = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-                positions.append(np.repeat(lo + hit, count))
-                ads.append(part.ads[np.repeat(start, count) + offsets].astype(np.int64))
+                rows, entries = matching_entries(part.keys, keys[lo:hi], part.fences)
+                if len(rows):
+                    positions.append(lo + rows)
+                    ads.append(part.ads[entries].astype(np.int64))
         if not positions:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         position, ad = np.concatenate(positions), np.concatenate(ads)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from jobdedup.features.shingle_sets import sorted_member
 from jobdedup.pipeline.index.blobs import KeyPart, decode_part, encode_part
+from jobdedup.pipeline.index.key_search import matching_entries
 
 SPACE_KEYS, SPACE_AD_IDS, SPACE_BLOCKS = 0, 1, 2
 PART_ENTRIES = 1 << 20  # entries per key blob
@@ -68,17 +69,11 @@ class KeyRuns:
                 hi = np.searchsorted(keys, np.uint64(last_key), side="right")
                 if lo == hi:
                     continue
-                wanted = keys[lo:hi]
                 part = KeyPart(blob, first_key, min_ad)
-                start = np.minimum(np.searchsorted(part.keys, wanted, side="left"), part.n - 1)
-                found = np.flatnonzero(part.keys[start] == wanted)
-                if not len(found):
-                    continue
-                start = start[found]
-                count = np.searchsorted(part.keys, wanted[found], side="right") - start
-                offsets = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-                positions.append(np.repeat(lo + found, count))
-                ads.append(part.ads(np.repeat(start, count) + offsets))
+                rows, entries = matching_entries(part.keys, keys[lo:hi])
+                if len(rows):
+                    positions.append(lo + rows)
+                    ads.append(part.ads(entries))
         if not positions:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         position, ad = np.concatenate(positions), np.concatenate(ads)

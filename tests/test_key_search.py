@@ -1,0 +1,46 @@
+"""The compiled key search against the numpy searches it replaced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jobdedup.pipeline.index.key_search import _matching_entries, matching_entries
+
+
+def _reference(part: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`searchsorted` both ends of each wanted key, expanded (what the key store did before)."""
+    start = np.searchsorted(part, wanted, side="left")
+    count = np.searchsorted(part, wanted, side="right") - start
+    return np.repeat(np.arange(len(wanted)), count), np.concatenate(
+        [np.arange(s, s + c) for s, c in zip(start, count)] + [np.zeros(0, np.int64)]
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_matches_are_those_of_searchsorted(seed: int) -> None:
+    """Random parts (repeated keys, 64-bit values near both ends) and query sets dense and sparse,
+    inside, before and after the part: every match found, in order, nothing else."""
+    rng = np.random.default_rng(seed)
+    pool = np.concatenate(
+        [rng.integers(0, 2**63, 400, dtype=np.uint64) * np.uint64(2), np.array([0, 2**64 - 1], np.uint64)]
+    )
+    part = np.sort(rng.choice(pool, size=int(rng.integers(0, 3000)), replace=True))
+    wanted = np.unique(rng.choice(pool, size=int(rng.integers(0, 300)), replace=True))
+    if seed % 3 == 0:  # a key held by thousands of ads: its entries span several fences
+        part = np.sort(np.concatenate([part, np.repeat(rng.choice(wanted if len(wanted) else pool), 2000)]))
+    expected_rows, expected_entries = _reference(part, wanted)
+    found = [matching_entries(part, wanted)]
+    found += [
+        _matching_entries(part, np.ascontiguousarray(part[::step]), wanted, step) for step in (1, 2, 3, 7)
+    ]
+    for rows, entries in found:  # (the shipped fence step, and small ones: many fences per search)
+        assert rows.tolist() == expected_rows.tolist() and entries.tolist() == expected_entries.tolist()
+
+
+def test_keys_that_differ_only_below_float_precision_are_told_apart() -> None:
+    part = np.array([2**63, 2**63 + 1, 2**63 + 1], dtype=np.uint64)
+    rows, entries = matching_entries(part, np.array([2**63 + 1], dtype=np.uint64))
+    assert rows.tolist() == [0, 0] and entries.tolist() == [1, 2]
+    with pytest.raises(TypeError):
+        matching_entries(part, np.array([1], dtype=np.int64))
