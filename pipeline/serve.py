@@ -41,6 +41,7 @@ import logging
 import math
 import os
 import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -60,6 +61,7 @@ MAX_BYTES = 20 * 1024 * 1024
 # sending, gets the 422 instead of a reset connection; beyond it the connection is closed.
 DRAIN_BYTES = 5 * MAX_BYTES
 READERS = 4  # read connections (checks in flight at once; more wait for a free one)
+REFRESH_SECONDS = 0.05  # how often a service looks for another process's commit (`Service.keep_current`)
 STRING_FIELDS = ADS_COLUMNS  # every contract column is text (or null)
 log = logging.getLogger("jobdedup.serve")
 
@@ -222,6 +224,8 @@ class Service:
         self.writer = writer
         self.started = time.time()
         self.requests = 0
+        self._stop = threading.Event()
+        self._refresher: threading.Thread | None = None
 
     @contextmanager
     def reader(self) -> Iterator[Any]:
@@ -241,7 +245,36 @@ class Service:
                 ads = pd.DataFrame({"ad_id": ids, "description": "warm up the kernels " * 5})
                 index.check(ads, self.check_model)
 
+    def keep_current(self) -> None:
+        """Re-read the index after each commit (of this service's writer or any other process)
+        in a background thread, before a request needs it.
+
+        The first check after a commit otherwise pays for the new state: the key cache's view of
+        the new parts, and the boilerplate set and the name-word table derived from it (~65-85 ms
+        at 1,000,000 ads, against ~20 ms for the check itself), which set the p99 of checks while
+        batches are added. The thread looks at the index's generation every `REFRESH_SECONDS`
+        (a short read, ~0.1 ms) and, when it changed, checks one dummy ad on a pooled reader.
+        """
+        self._refresher = threading.Thread(target=self._refresh_loop, name="jobdedup-refresh", daemon=True)
+        self._refresher.start()
+
+    def _refresh_loop(self) -> None:
+        seen = None
+        ads = pd.DataFrame({"ad_id": ["\x00refresh"], "description": "warm up the kernels " * 5})
+        while not self._stop.wait(REFRESH_SECONDS):
+            try:
+                with self.reader() as index:
+                    generation = index.store.view().generation
+                    if seen is not None and generation != seen:
+                        index.check(ads, self.check_model)
+                    seen = generation
+            except Exception as failure:  # noqa: BLE001 - a request will read the index itself
+                log.warning("refreshing the index's view failed: %s", type(failure).__name__)
+
     def close(self) -> None:
+        self._stop.set()
+        if self._refresher is not None:
+            self._refresher.join(timeout=10)
         if self.writer is not None:
             self.writer.close()
         while not self.pool.empty():
@@ -571,6 +604,7 @@ def make_service(args: argparse.Namespace) -> Service:
     service = Service(args.index, model, token=token, writes_allowed=allowed, wait=args.wait, writer=writer)
     started = time.perf_counter()
     service.warm_up()
+    service.keep_current()
     with service.reader() as index:
         entries = index.store.view().entries
     log.info(
