@@ -391,18 +391,17 @@ def _field_features(
     """The features of the normalised fields; `text` holds the pairs' `_text_features`, which the
     location and employer conflicts weigh."""
     out: dict[str, np.ndarray] = {}
-    out["title_ratio"] = _string_similarity(fields["title"], left, right, fuzz.ratio, threads)
-    out["title_token_set"] = _string_similarity(fields["title"], left, right, fuzz.token_set_ratio, threads)
+    title, company = fields["title"], fields["company"]  # (read once: a frame's column costs ~10 µs)
+    out["title_ratio"] = _string_similarity(title, left, right, fuzz.ratio, threads)
+    out["title_token_set"] = _string_similarity(title, left, right, fuzz.token_set_ratio, threads)
     out["title_equal"] = _equal(fields["title_tokens"], left, right)
-    out["title_level_differs"] = title_level_differs(fields["title"], left, right)
-    titles = title_words(fields["title"], fields["location"])
+    out["title_level_differs"] = title_level_differs(title, left, right)
+    titles = title_words(title, fields["location"])
     only_min, only_max = specific_words_only_one_side(titles, left, right)
     out["title_specific_only_min"], out["title_specific_only_max"] = only_min, only_max
     out["titles_name_other_places"] = titles_name_other_places(titles, left, right)
-    out["company_token_set"] = _string_similarity(
-        fields["company"], left, right, fuzz.token_set_ratio, threads
-    )
-    out["company_equal"] = _equal(fields["company"], left, right)
+    out["company_token_set"] = _string_similarity(company, left, right, fuzz.token_set_ratio, threads)
+    out["company_equal"] = _equal(company, left, right)
     out["occupation_token_set"] = _string_similarity(
         fields["occupation"], left, right, fuzz.token_set_ratio, threads
     )
@@ -423,7 +422,7 @@ def _field_features(
         [out[name] for name in ("email_match", "phone_match", "domain_match", "requisition_match", "same_listing")]
     )
     out["employer_conflict"] = employer_conflict(
-        fields["company"],
+        company,
         left,
         right,
         out["company_token_set"],

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.normalize import distinct
+from jobdedup.features.normalize.unique import frame_of_arrays
 from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
 
@@ -205,7 +206,7 @@ def generate_candidates(
     if len(fields) < 2:  # one ad (a single check): no pair, and no need for the dozens of steps below
         report.by_key = {name: 0 for name in (*FIELD_COMBOS, *FIELD_ITEMS, "lsh")}
         empty = np.zeros(0, dtype=np.int64)
-        return pd.DataFrame({"i": empty, "j": empty, "via_lsh": empty.astype(bool), "via_fields": empty.astype(bool)}), report
+        return _pair_table(empty, empty, empty.astype(bool), empty.astype(bool)), report
     lsh, lsh_report = lsh_candidates(signatures, bands, rows, max_bucket_size)
     report.capped_buckets += lsh_report["capped_buckets"]
     report.ads_in_capped_buckets += lsh_report["ads_in_capped_buckets"]
@@ -221,19 +222,25 @@ def generate_candidates(
     lsh_codes = sorted_unique(_pair_codes(lsh, n))
     field_codes = sorted_unique(_pair_codes(np.concatenate(field_chunks), n))
     all_codes = sorted_unique(np.concatenate([lsh_codes, field_codes]))
-    pairs = pd.DataFrame(
-        {
-            "i": all_codes // n,
-            "j": all_codes % n,
-            "via_lsh": np.isin(all_codes, lsh_codes, assume_unique=True),
-            "via_fields": np.isin(all_codes, field_codes, assume_unique=True),
-        }
+    pairs = _pair_table(
+        all_codes // n,
+        all_codes % n,
+        np.isin(all_codes, lsh_codes, assume_unique=True),
+        np.isin(all_codes, field_codes, assume_unique=True),
     )
     report.lsh_pairs = len(lsh_codes)
     report.field_pairs = len(field_codes)
     report.total_pairs = len(all_codes)
     report.by_key["lsh"] = len(lsh_codes)
     return pairs, report
+
+
+_PAIR_COLUMNS = pd.Index(["i", "j", "via_lsh", "via_fields"])
+
+
+def _pair_table(i: np.ndarray, j: np.ndarray, via_lsh: np.ndarray, via_fields: np.ndarray) -> pd.DataFrame:
+    """The candidate pairs' table (from its blocks: a frame of a dict costs ~70 µs for a few pairs)."""
+    return frame_of_arrays(_PAIR_COLUMNS, [i, j, via_lsh, via_fields], pd.RangeIndex(len(i)))
 
 
 def _pair_codes(pairs: np.ndarray, n: int) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from pandas.api.internals import create_dataframe_from_blocks
 
 # --------------------------------------------------------------------------------------------
 # Vectorisation helper
@@ -101,6 +102,48 @@ def na_array(results: Sequence[Any]) -> np.ndarray:
     for i, r in enumerate(results):
         values[i] = pd.NA if r is None else r
     return values
+
+
+def assigned_objects(values: np.ndarray) -> np.ndarray | pd.api.extensions.ExtensionArray:
+    """The column `frame[name] = values` makes of an object array of strings (or of other items)
+    and None: pandas' "str" (NaN where missing) where every present value is a string, else the
+    object array itself (all missing, or items such as tuples).
+
+    Example:
+        >>> assigned_objects(np.array(["a", None], dtype=object)).tolist()
+        ['a', nan]
+        >>> assigned_objects(np.array([None, ("a",)], dtype=object)).tolist()
+        [None, ('a',)]
+    """
+    if pd.api.types.infer_dtype(values, skipna=True) != "string":
+        return values
+    return pd.array(values, dtype=pd.StringDtype(na_value=np.nan))
+
+
+def frame_of_arrays(
+    columns: pd.Index, arrays: Sequence[np.ndarray | pd.api.extensions.ExtensionArray], index: pd.Index
+) -> pd.DataFrame:
+    """`pd.DataFrame(dict(zip(columns, arrays)), index=index)` of arrays whose dtypes are final (an
+    object array stays object, as a Series of dtype object keeps it: pandas would make "str" of
+    strings), made from its blocks: the numpy arrays of each dtype side by side in one, as pandas
+    consolidates them, and each ExtensionArray one of its own. Pandas' construction costs ~190 µs
+    for a few ads' 16 fields, this ~40 µs.
+
+    Example:
+        >>> frame = frame_of_arrays(pd.Index(["a", "b"]), [np.array(["x"], dtype=object), string_array(["y"])],
+        ...                         pd.RangeIndex(1))
+        >>> frame.dtypes.tolist() == [object, pd.StringDtype("pyarrow")], frame.to_dict("list")
+        (True, {'a': ['x'], 'b': ['y']})
+    """
+    blocks, by_dtype = [], {}
+    for at, values in enumerate(arrays):
+        if isinstance(values, np.ndarray):
+            by_dtype.setdefault(values.dtype, []).append(at)
+        else:
+            blocks.append((values, np.array([at])))
+    for placement in by_dtype.values():
+        blocks.append((np.stack([arrays[at] for at in placement]), np.array(placement)))
+    return create_dataframe_from_blocks(blocks, index=index, columns=columns)
 
 
 def _unique_results(s: pd.Series, func: Callable[[str], Any]) -> tuple[np.ndarray, list[Any]]:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from xxhash import xxh3_64_intdigest
 
+from jobdedup.features.normalize.unique import frame_of_arrays
 from jobdedup.features.shingle_sets import first_occurrences, sorted_member, sorted_unique
 from jobdedup.pipeline.boilerplate import find_boilerplate_blocks, merge_block_sets
 from jobdedup.pipeline.config import Config
@@ -53,23 +54,21 @@ def sighting_keys(blocks: np.ndarray) -> np.ndarray:
     return (np.asarray(blocks, dtype=np.uint64) >> np.uint64(64 - SIGHTING_KEY_BITS)).astype(np.int64)
 
 
+_SEEN_COLUMNS = pd.Index(["doc", "block", "key", "value"])
+
+
 def block_sightings(batch: PreparedBatch) -> pd.DataFrame:
     """Every distinct (`doc`, `block`) left in a core text of `batch` (prepared with `keep_blocks`),
     with its `key` and `value` (title hash << 16 | employer hash) as stored."""
     if batch.core_blocks is None:
         raise ValueError("block_sightings needs a batch prepared with keep_blocks=True")
-    blocks = batch.core_blocks
-    doc = blocks["doc"].to_numpy()
+    doc, block = (batch.core_blocks[c].to_numpy() for c in ("doc", "block"))
     title = value_hashes(batch.inputs.fields["title_tokens"]) & np.uint64(0xFFFF)
     employer = value_hashes(batch.inputs.fields["company"]) & np.uint64(0xFFFF)
     value = ((title << np.uint64(16)) | employer).astype(np.int64)
-    return pd.DataFrame(
-        {
-            "doc": doc,
-            "block": blocks["block"].to_numpy(),
-            "key": sighting_keys(blocks["block"].to_numpy()),
-            "value": value[doc],
-        }
+    # (from its blocks: a frame of a dict costs ~70 µs for a single ad's blocks)
+    return frame_of_arrays(
+        _SEEN_COLUMNS, [doc, block, sighting_keys(block), value[doc]], pd.RangeIndex(len(doc))
     )
 
 

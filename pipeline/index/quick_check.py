@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.normalize.unique import frame_of_arrays
 from jobdedup.features.shingle_sets import first_occurrences, index_ranges, sorted_member, sorted_unique
 from jobdedup.pipeline.index.store import IndexStore
 
@@ -63,6 +64,9 @@ def join_hits(
     return Hits(key[rows], doc[rows], lsh[rows], ad[at], big[at])
 
 
+_CROSS_COLUMNS = pd.Index(["doc", "ad", "via_lsh", "via_fields"])
+
+
 def check_cross_pairs(
     key: np.ndarray, doc: np.ndarray, lsh: np.ndarray, hits: Hits, cap: int
 ) -> pd.DataFrame:
@@ -98,13 +102,11 @@ def check_cross_pairs(
         start = np.zeros(0, dtype=np.int64)
     lsh_count = np.add.reduceat(pair_lsh.astype(np.int64), start) if len(start) else np.zeros(0, np.int64)
     size = np.diff(np.r_[start, len(order)])
-    return pd.DataFrame(
-        {
-            "doc": pair_doc[start],
-            "ad": pair_ad[start],
-            "via_lsh": lsh_count > 0,
-            "via_fields": lsh_count < size,
-        }
+    # (from its blocks: a frame of a dict costs ~70 µs for a single ad's few pairs)
+    return frame_of_arrays(
+        _CROSS_COLUMNS,
+        [pair_doc[start], pair_ad[start], lsh_count > 0, lsh_count < size],
+        pd.RangeIndex(len(start)),
     )
 
 

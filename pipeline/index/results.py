@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jobdedup.features.normalize.unique import assigned_objects, frame_of_arrays
 from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.index.reconcile import final_gids, new_group_names
 from jobdedup.pipeline.index.store import IndexStore
@@ -69,6 +70,13 @@ def empty_merges() -> pd.DataFrame:
     )
 
 
+_PAIR_COLUMNS = pd.Index(
+    ["ad_id_a", "ad_id_b", "probability", "is_duplicate", "via_lsh", "via_fields", "b_in_index", "dup_type"]
+)
+_GROUP_COLUMNS = pd.Index(["ad_id", "group_id", "group_size", "status", "existing_group"])
+_MERGE_COLUMNS = pd.Index(["group_id", "merged_group_id", "ads_moved"])
+
+
 def would_add(
     store: IndexStore,
     status: np.ndarray,
@@ -111,28 +119,28 @@ def would_add(
     dup_type = np.full(len(left), None, dtype=object)
     if features is not None and is_duplicate.any():
         dup_type[is_duplicate] = assign_dup_types(features[is_duplicate].reset_index(drop=True))
-    pairs = pd.DataFrame(
-        {
-            "ad_id_a": all_ad_ids[left],
-            "ad_id_b": all_ad_ids[right],
-            "probability": probability,
-            "is_duplicate": is_duplicate,
-            "via_lsh": via_lsh,
-            "via_fields": via_fields,
-            "b_in_index": right >= n,
-            "dup_type": pd.array(dup_type, dtype=pd.StringDtype()),  # (= "string", not looked up by name)
-        }
+    # (frames from their blocks: of a dict, ~0.2 ms each for a single ad)
+    pairs = frame_of_arrays(
+        _PAIR_COLUMNS,
+        [
+            assigned_objects(all_ad_ids[left]),
+            assigned_objects(all_ad_ids[right]),
+            probability,
+            is_duplicate,
+            via_lsh,
+            via_fields,
+            right >= n,
+            pd.array(dup_type, dtype=pd.StringDtype()),  # (= "string", not looked up by name)
+        ],
+        pd.RangeIndex(len(left)),
     )
+    group_id = np.array([gid_names[gid] for gid in new_gid.tolist()], dtype=object)
     groups, merge_table = output_tables(
         store,
-        pd.DataFrame(
-            {
-                "ad_id": new_ad_ids,
-                "group_id": np.array([gid_names[gid] for gid in new_gid.tolist()], dtype=object),
-                "group_size": group_size,
-                "status": status,
-                "existing_group": existing,
-            }
+        frame_of_arrays(
+            _GROUP_COLUMNS,
+            [*map(assigned_objects, (new_ad_ids, group_id)), group_size, assigned_objects(status), existing],
+            pd.RangeIndex(n),
         ),
         known,
         skipped,
@@ -166,12 +174,14 @@ def output_tables(
         order = pd.Series(np.arange(len(ad_ids)), index=ad_ids)
         groups = groups.iloc[np.argsort(order.reindex(groups["ad_id"]).to_numpy(), kind="stable")]
         groups = groups.reset_index(drop=True)
-    merge_table = pd.DataFrame(
-        {
-            "group_id": merges["into_name"].to_numpy(dtype=object),
-            "merged_group_id": merges["name"].to_numpy(dtype=object),
-            "ads_moved": merges["ads_moved"].to_numpy(dtype=np.int64),
-        }
+    merge_table = frame_of_arrays(
+        _MERGE_COLUMNS,
+        [
+            assigned_objects(merges["into_name"].to_numpy(dtype=object)),
+            assigned_objects(merges["name"].to_numpy(dtype=object)),
+            merges["ads_moved"].to_numpy(dtype=np.int64),
+        ],
+        pd.RangeIndex(len(merges)),
     )
     return groups, merge_table
 
