@@ -15,6 +15,7 @@ Run: .venv/bin/python -m benchmarks.check_cpu --size 100000 [--checks 200]
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import time
 from pathlib import Path
@@ -39,6 +40,8 @@ def run(index_path: Path, batch_path: Path, checks: int, batch_ads: int) -> dict
         for i in range(3):  # compiled kernels and caches warmed, as the service's warm-up does
             index.check(ads.iloc[[i]], single)
         index.check(ads.iloc[: FEW_VALUES + 1], single)  # (and the batch paths' RE2 patterns)
+        gc.collect()
+        gc.freeze()  # (as the service's warm-up does)
         cpu, steps = [], {}
         for i in range(checks):
             started = time.process_time()

@@ -34,6 +34,7 @@ Example:
 # No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations (Request),
 # imported inside create_app so that other commands do not import the web framework.
 import argparse
+import gc
 import hmac
 import ipaddress
 import json
@@ -237,13 +238,18 @@ class Service:
 
     def warm_up(self) -> None:
         """Load the keys into memory and check one ad, then more than a few (compiled kernels loaded,
-        and the RE2 patterns only batches compile made, before the first request: ~0.3 s)."""
+        and the RE2 patterns only batches compile made, before the first request: ~0.3 s); then
+        move what is loaded to the collector's permanent generation (`gc.freeze`)."""
         with self.reader() as index:
             index.store.view()
             for n in (1, FEW_VALUES + 1):
                 ids = [f"\x00warm-up {i}" for i in range(n)]
                 ads = pd.DataFrame({"ad_id": ids, "description": "warm up the kernels " * 5})
                 index.check(ads, self.check_model)
+        # What is loaded by now (modules, model, the index's view) stays: a full garbage collection,
+        # about one in 300 checks, no longer walks it (measured ~68 ms -> ~1 ms at 1,000,000 ads).
+        gc.collect()
+        gc.freeze()
 
     def keep_current(self) -> None:
         """Re-read the index after each commit (of this service's writer or any other process)

@@ -8,6 +8,7 @@ needs no rebuild), and a CLI `index add` serialised with the service while check
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import shutil
@@ -512,6 +513,7 @@ def test_service_reads_another_process_commit_before_a_request_does(default_mode
         index.add(test_ads.iloc[:40], default_model)
     service = Service(path, default_model, token=None, writes_allowed=False)
     service.warm_up()
+    assert gc.get_freeze_count() > 0  # what the warm-up loaded is no longer walked by full collections
     service.keep_current()
     try:
         built = service.cache.refreshes
@@ -524,6 +526,7 @@ def test_service_reads_another_process_commit_before_a_request_does(default_mode
         assert service.cache.refreshes > built and _has_view(service, generation)
     finally:
         service.close()
+        gc.unfreeze()  # (this test process goes on)
     assert not service._refresher.is_alive()
 
 
