@@ -38,8 +38,8 @@ import numpy as np
 import xxhash
 import zstandard
 
-from jobdedup.features.shingle_sets import sorted_member
-from jobdedup.pipeline.index.blobs import decode_part
+from jobdedup.features.shingle_sets import sorted_member, sorted_unique
+from jobdedup.pipeline.index.blobs import decode_part, decode_sorted
 from jobdedup.pipeline.index.key_files import drop_stale_parts, map_part, save_part
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
 from jobdedup.pipeline.index.key_search import fences, matching_entries
@@ -108,6 +108,8 @@ class KeyCache:
         self._views: OrderedDict[int, tuple[CacheView, frozenset[_PartId]]] = OrderedDict()
         self._ad_ids: dict[int, np.ndarray] = {}
         self._dictionaries: dict[int, bytes] = {}
+        # `_batch_union`'s (rows, last batch, values) of each table
+        self._unions: dict[str, tuple[int, int, np.ndarray]] = {}
         self.refreshes = 0  # views built (for tests and stats)
 
     def view(self, store: SqliteStore, generation: int) -> CacheView:
@@ -151,11 +153,39 @@ class KeyCache:
             generation=generation,
             parts=parts,
             removed=SqliteStore._removed(store),
-            boilerplate=SqliteStore.boilerplate(store),
-            name_words=SqliteStore.name_words(store),
+            boilerplate=self._batch_union(store, "blocks"),
+            name_words=self._batch_union(store, "names").astype(np.uint32),
             spans=spans.reshape(-1, 2),
         )
         return view, frozenset(tuple(int(v) for v in row) for row in catalogue)  # type: ignore[misc]
+
+    def _batch_union(self, store: SqliteStore, table: str) -> np.ndarray:
+        """The sorted union of the values of `table` (`blocks`: boilerplate, `names`: name words; a
+        row per batch, only ever appended), decoding only the rows added since the last view built.
+
+        Decoding every batch's row and sorting their union took ~40 ms of a view after each add at
+        1,000,000 ads, the most of it. A snapshot whose rows are not the held ones plus newer ones
+        (an older generation's view, a rewritten table) is read whole and not kept.
+        """
+        db = store.db
+        count, last = db.execute(f"SELECT COUNT(*), COALESCE(MAX(batch), 0) FROM {table}").fetchone()
+        held = self._unions.get(table)
+        if held is not None and last >= held[1]:
+            added = db.execute(f"SELECT data FROM {table} WHERE batch > ?", (held[1],))
+            new = [decode_sorted(blob) for (blob,) in added]
+            if held[0] + len(new) == count:
+                values = held[2]
+                if new:
+                    extra = sorted_unique(np.concatenate(new))
+                    extra = extra[~sorted_member(extra, values)]
+                    values = np.insert(values, np.searchsorted(values, extra), extra)
+                self._unions[table] = (count, last, values)
+                return values
+        rows = [decode_sorted(blob) for (blob,) in db.execute(f"SELECT data FROM {table}")]
+        values = sorted_unique(np.concatenate(rows)) if rows else np.zeros(0, dtype=np.uint64)
+        if held is None or last >= held[1]:
+            self._unions[table] = (count, last, values)
+        return values
 
     def _decoded(self, blob: bytes, first_key: int, last_key: int, min_ad: int) -> _Part:
         """A part's keys and ads: mapped from the directory's files (written first if absent), or
