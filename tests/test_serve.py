@@ -404,11 +404,15 @@ def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_servi
     try:
         seen: set[int] = set()
         answers = []
-        for _ in range(12):  # fresh connections reach both workers
+        deadline = time.monotonic() + 60
+        # Fresh connections until both workers answered, a dozen at least (the second worker may
+        # still be warming up when the first is ready).
+        while (len(seen) < 2 or len(answers) < 12) and time.monotonic() < deadline:
             assert httpx.get(service.url + "/v1/stats").status_code == 401  # the token, in every worker
             with httpx.Client(base_url=service.url, headers=service.headers, timeout=300) as client:
                 seen.add(client.get("/v1/stats").json()["service"]["process"])
                 answers.append(client.post("/v1/check", json=_json_ads(batches[2].iloc[:6])).json())
+            time.sleep(0.05)
         assert len(seen) == 2
         pairs = expected.pairs[expected.pairs["is_duplicate"]]
         wanted = {tuple(sorted(p)) for p in zip(pairs["ad_id_a"], pairs["ad_id_b"])}
