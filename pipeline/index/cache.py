@@ -38,7 +38,7 @@ import numpy as np
 import xxhash
 import zstandard
 
-from jobdedup.features.shingle_sets import sorted_member, sorted_unique
+from jobdedup.features.shingle_sets import sorted_member, sorted_union, sorted_unique
 from jobdedup.pipeline.index.blobs import decode_part, decode_sorted
 from jobdedup.pipeline.index.key_files import drop_stale_parts, map_part, save_part
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
@@ -174,11 +174,7 @@ class KeyCache:
             added = db.execute(f"SELECT data FROM {table} WHERE batch > ?", (held[1],))
             new = [decode_sorted(blob) for (blob,) in added]
             if held[0] + len(new) == count:
-                values = held[2]
-                if new:
-                    extra = sorted_unique(np.concatenate(new))
-                    extra = extra[~sorted_member(extra, values)]
-                    values = np.insert(values, np.searchsorted(values, extra), extra)
+                values = sorted_union(held[2], *new) if new else held[2]
                 self._unions[table] = (count, last, values)
                 return values
         rows = [decode_sorted(blob) for (blob,) in db.execute(f"SELECT data FROM {table}")]
