@@ -243,9 +243,7 @@ class Service:
         with self.reader() as index:
             index.store.view()
             for n in (1, FEW_VALUES + 1):
-                ids = [f"\x00warm-up {i}" for i in range(n)]
-                ads = pd.DataFrame({"ad_id": ids, "description": "warm up the kernels " * 5})
-                index.check(ads, self.check_model)
+                index.check(_placeholder_ads(n), self.check_model)
         # What is loaded by now (modules, model, the index's view) stays: a full garbage collection,
         # about one in 300 checks, no longer walks it (measured ~68 ms -> ~1 ms at 1,000,000 ads).
         gc.collect()
@@ -266,7 +264,7 @@ class Service:
 
     def _refresh_loop(self) -> None:
         seen = None
-        ads = pd.DataFrame({"ad_id": ["\x00refresh"], "description": "warm up the kernels " * 5})
+        ads = _placeholder_ads(1)
         while not self._stop.wait(REFRESH_SECONDS):
             try:
                 with self.reader() as index:
@@ -285,6 +283,12 @@ class Service:
             self.writer.close()
         while not self.pool.empty():
             self.pool.get().close()
+
+
+def _placeholder_ads(n: int) -> pd.DataFrame:
+    """`n` ads no index holds, checked to load kernels and the index's state before a request."""
+    ids = [f"\x00warm-up {i}" for i in range(n)]
+    return pd.DataFrame({"ad_id": ids, "description": "warm up the kernels " * 5})
 
 
 # ---------------------------------------------------------------------- app
