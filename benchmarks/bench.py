@@ -89,9 +89,9 @@ def measure_jobdedup(size: int, jobs: int) -> dict:
     import tempfile
 
     from benchmarks.corpus import ensure
-    from jobdedup.pipeline.model_files import write_outputs
     from jobdedup.pipeline.engine import Deduplicator
     from jobdedup.pipeline.io import read_ads_streamed
+    from jobdedup.pipeline.model_files import write_outputs
 
     path = ensure(size)
     model = Deduplicator.load(MODEL).with_config(show_progress=False, jobs=jobs)
@@ -108,7 +108,7 @@ def measure_jobdedup(size: int, jobs: int) -> dict:
     timings = {"read": read_seconds, **result.timings, "write": write_seconds, "dedup_end_to_end": total}
     return {
         "size": size,
-        "pairs": int(len(result.pairs)),
+        "pairs": len(result.pairs),
         "timings": timings,
         "peak_mb": _peak_mb(),
         "peak_all_mb": memory.peak_mb,
@@ -214,13 +214,19 @@ def table(rows: list[dict]) -> str:
         fast_rate = d["fast_ads"] / d["fast_seconds"]
         plain_rate = d["plain_ads"] / d["plain_seconds"]
         lines += [
-            f"| {k['size']:,} | jobdedup (compiled tokenise, shingle, MinHash, band keys) | "
-            f"{k['sketch_lsh']:.1f} s | {ours_rate:,.0f} | {k['peak_mb']:,.0f} MB | 1× |",
-            f"| {k['size']:,} | datasketch bulk + xxhash + insertion session (on {d['fast_ads']:,} ads) | "
-            f"{d['fast_seconds']:.1f} s | {fast_rate:,.0f} | {d['peak_mb']:,.0f} MB | "
-            f"jobdedup {ours_rate / fast_rate:.1f}× faster |",
-            f"| {k['size']:,} | datasketch update + MinHashLSH (on {d['plain_ads']:,} ads) | "
-            f"{d['plain_seconds']:.1f} s | {plain_rate:,.0f} | – | jobdedup {ours_rate / plain_rate:.0f}× faster |",
+            (
+                f"| {k['size']:,} | jobdedup (compiled tokenise, shingle, MinHash, band keys) | "
+                f"{k['sketch_lsh']:.1f} s | {ours_rate:,.0f} | {k['peak_mb']:,.0f} MB | 1× |"
+            ),
+            (
+                f"| {k['size']:,} | datasketch bulk + xxhash + insertion session (on {d['fast_ads']:,} ads) | "
+                f"{d['fast_seconds']:.1f} s | {fast_rate:,.0f} | {d['peak_mb']:,.0f} MB | "
+                f"jobdedup {ours_rate / fast_rate:.1f}× faster |"
+            ),
+            (
+                f"| {k['size']:,} | datasketch update + MinHashLSH (on {d['plain_ads']:,} ads) | "
+                f"{d['plain_seconds']:.1f} s | {plain_rate:,.0f} | – | jobdedup {ours_rate / plain_rate:.0f}× faster |"
+            ),
         ]
     lines += [
         "",

@@ -23,7 +23,7 @@ import sys
 import time
 import types
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import cleanco
@@ -45,7 +45,7 @@ def _old_module(rev: str, path: str, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = f"{rev[:7]}:{path}"
     sys.modules[name] = module  # dataclasses and the like look their module up
-    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 (this project's own source at a revision)
     return module
 
 
@@ -137,8 +137,10 @@ def main(argv: list[str] | None = None) -> None:
         (
             "phone numbers",
             "phonenumbers.parse + is_valid_number: E.164 and national digits, in the ad's region",
-            f"{same}/{n} ads ({same / max(n, 1):.1%}); pairs sharing a phone {len(old_pairs)} -> "
-            f"{len(new_pairs)} ({len(old_pairs & new_pairs)} in both)",
+            (
+                f"{same}/{n} ads ({same / max(n, 1):.1%}); pairs sharing a phone {len(old_pairs)} -> "
+                f"{len(new_pairs)} ({len(old_pairs & new_pairs)} in both)"
+            ),
             t_old,
             t_new + t_regions,
             f"regions {t_regions:.2f} s of it ({regions.notna().mean():.0%} of ads have one)",
@@ -216,8 +218,10 @@ def main(argv: list[str] | None = None) -> None:
         (
             "registrable domains",
             "tldextract, bundled Public Suffix List, offline",
-            f"{same}/{n} distinct hosts ({same / max(n, 1):.1%}); employer domains of "
-            f"{same_ads}/{n_ads} texts and URLs ({same_ads / max(n_ads, 1):.1%})",
+            (
+                f"{same}/{n} distinct hosts ({same / max(n, 1):.1%}); employer domains of "
+                f"{same_ads}/{n_ads} texts and URLs ({same_ads / max(n_ads, 1):.1%})"
+            ),
             t_old_all,
             t_new_all,
             f"hosts alone {t_old:.3f} -> {t_new:.3f} s",
@@ -240,8 +244,10 @@ def main(argv: list[str] | None = None) -> None:
         (
             "mojibake",
             "ftfy.fix_encoding",
-            f"{same}/{len(values)} distinct non-ASCII field values ({same / max(len(values), 1):.1%}); "
-            f"repaired: {changed_old} -> {changed_new}",
+            (
+                f"{same}/{len(values)} distinct non-ASCII field values ({same / max(len(values), 1):.1%}); "
+                f"repaired: {changed_old} -> {changed_new}"
+            ),
             t_old,
             t_new,
             "titles, companies, locations, occupations",
@@ -268,12 +274,16 @@ def main(argv: list[str] | None = None) -> None:
         (
             "HTML to text",
             "selectolax (lexbor), block elements -> line breaks",
-            f"{same}/{len(markup)} descriptions with markup: same words ({same / max(len(markup), 1):.1%}), "
-            f"{same_lines} same lines",
+            (
+                f"{same}/{len(markup)} descriptions with markup: same words ({same / max(len(markup), 1):.1%}), "
+                f"{same_lines} same lines"
+            ),
             t_old,
             t_new,
-            f"all {len(descriptions):,} descriptions through text_for_kernel "
-            f"{t_old_all:.2f} -> {t_new_all:.2f} s",
+            (
+                f"all {len(descriptions):,} descriptions through text_for_kernel "
+                f"{t_old_all:.2f} -> {t_new_all:.2f} s"
+            ),
         )
     )
     show(
@@ -313,8 +323,10 @@ def main(argv: list[str] | None = None) -> None:
         (
             "  (alternative)",
             "cleanco.basename, then the text key",
-            f"{same}/{len(companies)} distinct company names agree with the chosen way "
-            f"({same / max(len(companies), 1):.1%})",
+            (
+                f"{same}/{len(companies)} distinct company names agree with the chosen way "
+                f"({same / max(len(companies), 1):.1%})"
+            ),
             t_old,
             t_base,
             "not used (see README)",
@@ -334,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
 
     print(
         f"{len(ads):,} ads of {args.ads}; {platform.machine()}, {platform.python_version()}, "
-        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; old = {args.baseline[:7]}; "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; old = {args.baseline[:7]}; "
         f"best of {args.repeat}, one core"
     )
     print("\n| piece | library | agreement with the old code | old (s) | new (s) | note |")

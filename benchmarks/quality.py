@@ -50,7 +50,11 @@ NATURAL_ADS = [BUNDLED_DATA / ads_file for ads_file, _ in NATURAL_SETS]
 ACCEPTED_SAMPLE = BUNDLED_DATA / "accepted_sample_labels.csv"
 SYNTHETIC_TESTS = [
     ("synthetic test, bundled", BUNDLED_DATA / "test_ads.parquet", BUNDLED_DATA / "test_labels.parquet"),
-    ("synthetic test, full", ROOT / "out/labels_full/test_ads.parquet", ROOT / "out/labels_full/test_labels.parquet"),
+    (
+        "synthetic test, full",
+        ROOT / "out/labels_full/test_ads.parquet",
+        ROOT / "out/labels_full/test_labels.parquet",
+    ),
 ]
 COUNTS = ("true_positives", "false_positives", "false_negatives", "labelled_duplicates", "labelled_pairs")
 
@@ -89,7 +93,9 @@ def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any]]
         pairs = pairs[keep]
     ads = ads[ads["ad_id"].isin(pd.concat([pairs["ad_id_a"], pairs["ad_id_b"]]))].reset_index(drop=True)
     ads_sets.append(ads)
-    label_sets.append(validate_labels(pairs[["ad_id_a", "ad_id_b", "label", "dup_type"]], ads, source="natural"))
+    label_sets.append(
+        validate_labels(pairs[["ad_id_a", "ad_id_b", "label", "dup_type"]], ads, source="natural")
+    )
     return ads_sets, label_sets
 
 
@@ -117,7 +123,9 @@ def leave_one_corpus_out(real_ads: pd.DataFrame, config: Config) -> tuple[list[d
 def pooled(rows: list[dict]) -> dict[str, Any]:
     """Counts summed over folds, and the figures they give (per type too)."""
     total = {key: sum(row[key] for row in rows) for key in COUNTS}
-    proposed = sum(row["candidate_recall"] * row["labelled_duplicates"] for row in rows if row["labelled_duplicates"])
+    proposed = sum(
+        row["candidate_recall"] * row["labelled_duplicates"] for row in rows if row["labelled_duplicates"]
+    )
     total.update(_f1(total["true_positives"], total["false_positives"], total["false_negatives"]))
     total["candidate_recall"] = proposed / total["labelled_duplicates"]
     per_type = {}
@@ -177,7 +185,7 @@ def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:
 
 
 def _fmt(value: float) -> str:
-    return "–" if value != value else f"{value:.3f}"
+    return "–" if np.isnan(value) else f"{value:.3f}"
 
 
 def seed_spread(pooled_by_seed: dict[int, dict]) -> list[str]:
@@ -185,7 +193,9 @@ def seed_spread(pooled_by_seed: dict[int, dict]) -> list[str]:
     rows = ["| seed | precision | recall | F1 |", "|---:|---:|---:|---:|"]
     for seed, total in pooled_by_seed.items():
         rows.append(f"| {seed} | {total['precision']:.3f} | {total['recall']:.3f} | {total['f1']:.3f} |")
-    columns = {name: [total[name] for total in pooled_by_seed.values()] for name in ("precision", "recall", "f1")}
+    columns = {
+        name: [total[name] for total in pooled_by_seed.values()] for name in ("precision", "recall", "f1")
+    }
     cells = " | ".join(f"{np.mean(v):.3f} ({min(v):.3f}–{max(v):.3f})" for v in columns.values())
     rows.append(f"| mean (range) | {cells} |")
     return rows
@@ -215,7 +225,11 @@ def markdown(
             f"**{total['precision']:.3f}** | **{total['recall']:.3f}** | **{total['f1']:.3f}** | "
             f"**{total['candidate_recall']:.3f}** |"
         )
-        out += ["", "| type | labelled | found | typed so | precision | recall |", "|---|---:|---:|---:|---:|---:|"]
+        out += [
+            "",
+            "| type | labelled | found | typed so | precision | recall |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
         for name, counts in total["per_type"].items():
             out.append(
                 f"| {name} | {counts['labelled']} | {counts['found']} | {counts['typed']} | "
@@ -254,12 +268,20 @@ def markdown(
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", type=Path, default=None, help="model to audit (default: the shipped one)")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
-    parser.add_argument("--parts", nargs="+", choices=("loco", "synthetic", "audit"), default=["loco", "synthetic", "audit"])
     parser.add_argument(
-        "--seeds", nargs="+", type=int, default=[1], help="leave-one-corpus-out once per seed (the first: the table)"
+        "--parts", nargs="+", choices=("loco", "synthetic", "audit"), default=["loco", "synthetic", "audit"]
+    )
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[1],
+        help="leave-one-corpus-out once per seed (the first: the table)",
     )
     args = parser.parse_args()
     config = Config(show_progress=False)

@@ -108,9 +108,11 @@ def same(a: object, b: object) -> bool:
     """Equal to the bit (NaN equal to NaN in the same place)."""
     if isinstance(a, pd.DataFrame | pd.Series):
         try:
-            (pd.testing.assert_frame_equal if isinstance(a, pd.DataFrame) else pd.testing.assert_series_equal)(
-                a, b, check_exact=True
-            )
+            (
+                pd.testing.assert_frame_equal
+                if isinstance(a, pd.DataFrame)
+                else pd.testing.assert_series_equal
+            )(a, b, check_exact=True)
         except AssertionError:
             return False
         return True
@@ -119,7 +121,9 @@ def same(a: object, b: object) -> bool:
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     write = commands.add_parser("write", help="run dedup and keep every step's result")
     write.add_argument("--ads", type=Path, required=True)
@@ -149,7 +153,9 @@ def main() -> None:
         before = pickle.load(file)
     with open(args.after / "outputs.pickle", "rb") as file:
         after = pickle.load(file)
-    differ = sorted(set(before) ^ set(after)) + [k for k in before if k in after and not same(before[k], after[k])]
+    differ = sorted(set(before) ^ set(after)) + [
+        k for k in before if k in after and not same(before[k], after[k])
+    ]
     for key in before:
         size = len(before[key]) if hasattr(before[key], "__len__") else 1
         if key in differ or len(before) < 100:

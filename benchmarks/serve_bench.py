@@ -420,9 +420,13 @@ def table(r: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size", type=int, default=1_000_000, help="indexed ads (multiple of 10,000)")
-    parser.add_argument("--build-batch", type=int, default=100_000, help="ads per add when building the index")
+    parser.add_argument(
+        "--build-batch", type=int, default=100_000, help="ads per add when building the index"
+    )
     parser.add_argument("--requests", type=int, default=5000, help="single-ad checks under load, in total")
     parser.add_argument(
         "--requests-closed", type=int, default=None, help="closed-loop checks (default --requests; 0: none)"

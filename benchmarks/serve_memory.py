@@ -29,6 +29,8 @@ from benchmarks.serve_bench import KINDS, _free_port, _records, pss_by_kind, wai
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "out" / "serve_memory"
+
+
 def _table(moment: str, service_pid: int, found: dict[int, dict[str, float]], writers: set[int]) -> list[str]:
     """Rows of the table; `writers`: the writer children's pids as the workers report them (a
     writer started by a worker, as before `WriterBroker`, is told by its parent)."""
@@ -49,7 +51,9 @@ def _table(moment: str, service_pid: int, found: dict[int, dict[str, float]], wr
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size", type=int, default=1_000_000, help="indexed ads")
     parser.add_argument("--checks", type=int, default=100, help="single-ad checks before and after the adds")
     parser.add_argument("--adds", type=int, default=6, help="1,000-ad adds, each on a fresh connection")
@@ -88,7 +92,9 @@ def main() -> None:
     finally:
         service.terminate()
         service.wait(timeout=60)
-    print(f"PSS in MB, {args.size:,} indexed ads, `serve --workers 2` ({time.strftime('%Y-%m-%d %H:%M %Z')})\n")
+    print(
+        f"PSS in MB, {args.size:,} indexed ads, `serve --workers 2` ({time.strftime('%Y-%m-%d %H:%M %Z')})\n"
+    )
     print("| moment | process | key files | heap | other anonymous | libraries | other | total |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(lines))

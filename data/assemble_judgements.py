@@ -32,7 +32,19 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
-ROUNDS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+ROUNDS = (
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    11,
+    12,
+)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
 FIRST_LATE_ROUND = 5
 LATE_ROUNDS = tuple(str(number) for number in ROUNDS if number >= FIRST_LATE_ROUND)
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
@@ -52,7 +64,7 @@ def agreement(first: pd.Series, second: pd.Series) -> dict[str, float]:
     """Cohen's kappa of two reads: over pairs both decided, and with `unsure` as a third answer."""
     decided = (first != "unsure") & (second != "unsure")
     return {
-        "pairs": int(len(first)),
+        "pairs": len(first),
         "both_decided": int(decided.sum()),
         "agree_decided": float((first[decided] == second[decided]).mean()),
         "kappa_decided": float(cohen_kappa_score(first[decided], second[decided])),
@@ -65,7 +77,8 @@ def new_round(number: int) -> tuple[pd.DataFrame, dict[str, float]]:
     prefix = f"round{number}"
     pairs = pd.read_csv(JUDGEMENTS / f"{prefix}_pairs.csv", dtype=str)
     reads = _readers(prefix).merge(
-        pd.read_csv(JUDGEMENTS / f"{prefix}_assignments.csv", dtype={"pair_id": str}), on=["pair_id", "reader"]
+        pd.read_csv(JUDGEMENTS / f"{prefix}_assignments.csv", dtype={"pair_id": str}),
+        on=["pair_id", "reader"],
     )
     first = reads[reads["read"] == 1].set_index("pair_id")
     second = reads[reads["read"] == 2].set_index("pair_id")
@@ -126,7 +139,9 @@ def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
     decided, unsure, figures = assemble()

@@ -35,7 +35,10 @@ def assemble(judging: Path) -> pd.DataFrame:
     """The readers' decided judgements of `judging/accepted_pairs.csv` as a labels table."""
     pairs = pd.read_csv(judging / "accepted_pairs.csv", dtype=str)
     answers = pd.concat(
-        [pd.read_csv(f, dtype=str, keep_default_na=False) for f in sorted(judging.glob("accepted_labels_*.csv"))],
+        [
+            pd.read_csv(f, dtype=str, keep_default_na=False)
+            for f in sorted(judging.glob("accepted_labels_*.csv"))
+        ],
         ignore_index=True,
     )
     if answers["pair_id"].duplicated().any() or not set(answers["pair_id"]) <= set(pairs["pair_id"]):

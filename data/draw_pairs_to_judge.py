@@ -136,7 +136,11 @@ def _facts(ads: pd.DataFrame, model: Deduplicator, result, pool: pd.DataFrame) -
     group = result.groups["group_id"].to_numpy()
     facts["same_group"] = group[left] == group[right]
     corpus = ads["corpus"].astype(str).to_numpy()
-    facts["corpus"] = np.where(corpus[left] == corpus[right], corpus[left], np.char.add(np.char.add(corpus[left].astype(str), "|"), corpus[right].astype(str)))
+    facts["corpus"] = np.where(
+        corpus[left] == corpus[right],
+        corpus[left],
+        np.char.add(np.char.add(corpus[left].astype(str), "|"), corpus[right].astype(str)),
+    )
     text = ads["description"].fillna("").astype(str)
     length = text.str.len().to_numpy()
     facts["len_min"] = np.minimum(length[left], length[right])
@@ -165,7 +169,9 @@ def _strata(facts: pd.DataFrame) -> dict[str, np.ndarray]:
             & ((facts["jaccard_core"] < facts["jaccard_full"] - 0.15) | ~same_company | ~similar_title)
         ).to_numpy(),
         "template": (
-            same_company & (facts["jaccard_core"] >= 0.5) & (~similar_title | (facts["location_conflict"] == 1))
+            same_company
+            & (facts["jaccard_core"] >= 0.5)
+            & (~similar_title | (facts["location_conflict"] == 1))
         ).to_numpy(),
         "req_equal": (facts["refs"] == "equal").to_numpy(),
         "req_diff": ((facts["refs"] == "different") & (same_company | similar_title)).to_numpy(),
@@ -176,9 +182,13 @@ def _strata(facts: pd.DataFrame) -> dict[str, np.ndarray]:
             & (facts["len_max"] >= 1000)
             & ((facts["containment_full_max"] >= 0.3) | (same_company & similar_title))
         ).to_numpy(),
-        "retitled": (same_company & (facts["jaccard_core"] >= 0.5) & (facts["title_token_set"] < 0.75)).to_numpy(),
+        "retitled": (
+            same_company & (facts["jaccard_core"] >= 0.5) & (facts["title_token_set"] < 0.75)
+        ).to_numpy(),
         "cross_site": (
-            (facts["same_source"] == 0) & (facts["company_token_set"] >= 0.85) & (facts["title_token_set"] >= 0.8)
+            (facts["same_source"] == 0)
+            & (facts["company_token_set"] >= 0.85)
+            & (facts["title_token_set"] >= 0.8)
         ).to_numpy(),
     }
 
@@ -186,8 +196,7 @@ def _strata(facts: pd.DataFrame) -> dict[str, np.ndarray]:
 def _round_robin(candidates: pd.DataFrame, quota: int, rng: np.random.Generator) -> list[int]:
     """Up to `quota` row labels, cycling over corpora in random order within each."""
     queues = [
-        list(rng.permutation(group.index.to_numpy()))
-        for _, group in candidates.groupby("corpus", sort=True)
+        list(rng.permutation(group.index.to_numpy())) for _, group in candidates.groupby("corpus", sort=True)
     ]
     chosen: list[int] = []
     while len(chosen) < quota and any(queues):
@@ -280,17 +289,27 @@ def _judged_pairs() -> set[tuple[str, str]]:
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ads", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--model", type=Path, default=HERE.parent / "models/default/model.json")
     parser.add_argument("--readers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
-        "--quota", action="append", default=[], metavar="STRATUM=N", help="override one stratum's quota (repeatable)"
+        "--quota",
+        action="append",
+        default=[],
+        metavar="STRATUM=N",
+        help="override one stratum's quota (repeatable)",
     )
     parser.add_argument(
-        "--focus", action="append", default=[], metavar="CORPUS", help="draw half of each stratum from this corpus"
+        "--focus",
+        action="append",
+        default=[],
+        metavar="CORPUS",
+        help="draw half of each stratum from this corpus",
     )
     parser.add_argument("--prefix", default="p", help="pair id prefix (one per round, e.g. r3p)")
     args = parser.parse_args()

@@ -37,7 +37,9 @@ def common_words(ads: pd.DataFrame, min_employers: int) -> list[str]:
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ads", type=Path, required=True)
     parser.add_argument("--min-employers", type=int, default=30)
     args = parser.parse_args()

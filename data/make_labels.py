@@ -289,8 +289,10 @@ def summarize(split: str, ads: pd.DataFrame, labels: pd.DataFrame) -> str:
         lambda o: o.split(":")[0] + (":" + o.split(":")[1] if o.startswith("negative") else "")
     )
     lines = [
-        f"[{split}] ads {len(ads)}, groups {labels['group_id'].nunique()}, duplicate share "
-        f"{(sizes > 1).mean():.1%}, corpora {ads['corpus'].nunique()}, sites {ads['source'].nunique()}",
+        (
+            f"[{split}] ads {len(ads)}, groups {labels['group_id'].nunique()}, duplicate share "
+            f"{(sizes > 1).mean():.1%}, corpora {ads['corpus'].nunique()}, sites {ads['source'].nunique()}"
+        ),
         f"  origin: {dict(kinds.value_counts().sort_index())}",
     ]
     for name, vals in (("positive pairs", pos), ("hard-negative pairs", neg)):

@@ -44,7 +44,11 @@ def _write_ads(real_ads: pd.DataFrame, pairs: pd.DataFrame, path: Path) -> int:
 
 
 def bundle(
-    real_ads: pd.DataFrame, pairs: pd.DataFrame, out: Path, test_corpora: list[str], late: pd.DataFrame | None = None
+    real_ads: pd.DataFrame,
+    pairs: pd.DataFrame,
+    out: Path,
+    test_corpora: list[str],
+    late: pd.DataFrame | None = None,
 ) -> None:
     """Write the ads and pairs of each split (and the ads of the `late` pairs); print a one-line
     summary per split."""
@@ -53,7 +57,9 @@ def bundle(
     for split, split_pairs in splits.items():
         count = _write_ads(real_ads, split_pairs, out / f"natural_{split}_ads.parquet")
         split_pairs[PAIR_COLUMNS].to_csv(out / f"natural_{split}_pairs.csv", index=False)
-        print(f"{split}: {len(split_pairs)} pairs ({int((split_pairs['label'] == '1').sum())} duplicates), {count} ads")
+        print(
+            f"{split}: {len(split_pairs)} pairs ({int((split_pairs['label'] == '1').sum())} duplicates), {count} ads"
+        )
     if late is not None:
         count = _write_ads(real_ads, late, out / "natural_late_ads.parquet")
         print(f"late: {len(late)} pairs ({int((late['label'] == '1').sum())} duplicates), {count} ads")

@@ -75,7 +75,7 @@ def replace_town(text: str, old: str, new: str) -> str:
 
 def same_city(a: str, b: str) -> bool:
     """Whether two town names may be the same city (districts, spellings: 'Tel Aviv' / 'Tel Aviv-Yafo')."""
-    key = lambda t: re.sub(r"[^a-z]", "", t.lower().replace("bangalore", "bengaluru"))[:5]  # noqa: E731
+    key = lambda t: re.sub(r"[^a-z]", "", t.lower().replace("bangalore", "bengaluru"))[:5]
     return key(a) == key(b)
 
 
@@ -332,4 +332,4 @@ def make_negative(
     return None
 
 
-__all__ = ["make_negative", "Context"]
+__all__ = ["Context", "make_negative"]

@@ -115,7 +115,7 @@ def other_site(current: str | None, ctx: Context, rng: np.random.Generator) -> s
 
 def site_url(site: str, title: str, ctx: Context, rng: np.random.Generator) -> str:
     """A URL shaped like the site's job URLs."""
-    digits = lambda n: "".join(str(d) for d in rng.integers(0, 10, n))  # noqa: E731
+    digits = lambda n: "".join(str(d) for d in rng.integers(0, 10, n))
     slug = re.sub(r"[^a-z0-9]+", "-", (title or "job").lower()).strip("-")[:60]
     if site == "linkedin":
         return f"https://www.linkedin.com/jobs/view/4{digits(9)}"
@@ -141,7 +141,7 @@ def shift_date(posted: str | None, rng: np.random.Generator) -> str | None:
     if not posted:
         return None
     try:
-        when = datetime.fromisoformat(posted.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(posted)
     except ValueError:
         return posted
     new = when + timedelta(days=int(rng.integers(-30, 31)))

@@ -20,7 +20,18 @@ import pandas as pd
 
 from jobdedup.pipeline.clean import html_to_text
 
-FIELDS = ["ad_id", "title", "company", "location", "occupation", "contact", "url", "posted_at", "source", "language"]
+FIELDS = [
+    "ad_id",
+    "title",
+    "company",
+    "location",
+    "occupation",
+    "contact",
+    "url",
+    "posted_at",
+    "source",
+    "language",
+]
 DIFF_MIN_RATIO = 0.6
 WIDTH = 110
 
@@ -48,7 +59,9 @@ def _diff(a: str, b: str) -> str | None:
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
         if op == "equal":
             span = words_a[a0:a1]
-            out.append(" ".join(span) if len(span) <= 24 else " ".join(span[:8]) + " … " + " ".join(span[-8:]))
+            out.append(
+                " ".join(span) if len(span) <= 24 else " ".join(span[:8]) + " … " + " ".join(span[-8:])
+            )
             continue
         if a1 > a0:
             out.append("[-" + " ".join(words_a[a0:a1]) + "-]")
@@ -87,7 +100,9 @@ def render(ad_a: pd.Series, ad_b: pd.Series) -> str:
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ads", type=Path, required=True)
     parser.add_argument("--batch", type=Path, default=None, help="CSV with pair_id, ad_id_a, ad_id_b")
     parser.add_argument("--from", dest="start", type=int, default=0, help="first row of the batch")

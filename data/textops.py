@@ -320,7 +320,7 @@ def substitute(text: str, rng: np.random.Generator, rate: float, lang: str = "en
     """Replace known phrases by synonyms with probability `rate` each (keeps leading capitals)."""
     for pattern, choices in _SYN_RE.get(lang, []):
 
-        def repl(m: re.Match[str]) -> str:
+        def repl(m: re.Match[str], choices: list[str] = choices) -> str:
             if rng.random() >= rate:
                 return m.group(0)
             new = str(choices[int(rng.integers(len(choices)))])

@@ -25,7 +25,6 @@ from rapidfuzz import fuzz
 
 from jobdedup.features.normalize import FEW_VALUES
 
-
 SIMILAR_NAMES = 0.9
 """Token-set ratio (0..1) from which two normalised names are one employer written two ways."""
 SHARED_TEXT_LINK = 0.5

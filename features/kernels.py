@@ -224,7 +224,9 @@ def kept_per_doc(keep: np.ndarray, doc_ptr: np.ndarray) -> np.ndarray:
     """Number of True `keep` entries of each document (words doc_ptr[d]:doc_ptr[d + 1]), int64;
     no per-word temporary (a cumulative sum over a slice's ~20 million words costs its page faults)."""
     counts = np.zeros(len(doc_ptr) - 1, dtype=np.int64)
-    _kept_counts(np.ascontiguousarray(keep, dtype=np.bool_), np.ascontiguousarray(doc_ptr, dtype=np.int64), counts)
+    _kept_counts(
+        np.ascontiguousarray(keep, dtype=np.bool_), np.ascontiguousarray(doc_ptr, dtype=np.int64), counts
+    )
     return counts
 
 

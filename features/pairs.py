@@ -207,11 +207,16 @@ def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.n
 def _shared_item_few(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """`_shared_item` for up to `FEW_VALUES` ads (a service's check), in plain Python."""
     items = [
-        {str(item) for item in value if not pd.isna(item)} if isinstance(value, (tuple, list, np.ndarray)) else set()
+        {str(item) for item in value if not pd.isna(item)}
+        if isinstance(value, (tuple, list, np.ndarray))
+        else set()
         for value in values.tolist()
     ]
     return np.array(
-        [(1.0 if items[a] & items[b] else 0.0) if items[a] and items[b] else np.nan for a, b in zip(left, right)],
+        [
+            (1.0 if items[a] & items[b] else 0.0) if items[a] and items[b] else np.nan
+            for a, b in zip(left, right)
+        ],
         dtype=float,
     )
 
@@ -242,7 +247,11 @@ def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray
 
 
 def _location_conflict_few(
-    cities: list[object], subdivisions: list[object], locations: list[object], left: np.ndarray, right: np.ndarray
+    cities: list[object],
+    subdivisions: list[object],
+    locations: list[object],
+    left: np.ndarray,
+    right: np.ndarray,
 ) -> np.ndarray:
     """`_location_conflict` of up to `FEW_VALUES` ads (a service's check), pair by pair in plain
     Python: its columns' codes and word sets cost ~0.3 ms even for one pair."""
@@ -419,7 +428,10 @@ def _field_features(
     out["phone_match"] = _shared_item(fields["phones"], left, right)
     out["domain_match"] = _shared_item(fields["domains"], left, right)
     shared_contact = np.fmax.reduce(
-        [out[name] for name in ("email_match", "phone_match", "domain_match", "requisition_match", "same_listing")]
+        [
+            out[name]
+            for name in ("email_match", "phone_match", "domain_match", "requisition_match", "same_listing")
+        ]
     )
     out["employer_conflict"] = employer_conflict(
         company,

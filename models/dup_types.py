@@ -89,7 +89,9 @@ def assign_dup_types(features: pd.DataFrame) -> np.ndarray:
         _values(features, "jaccard_full") >= SAME_LISTING_MIN_JACCARD
     )
     full = (same_text & same_fields) | one_listing | fields_only_alike
-    return np.select([partial, temporal, full], ["PARTIAL", "TEMPORAL", "FULL"], default="SEMANTIC").astype(object)
+    return np.select([partial, temporal, full], ["PARTIAL", "TEMPORAL", "FULL"], default="SEMANTIC").astype(
+        object
+    )
 
 
 def dup_types_of_pairs(inputs: PairInputs, left: np.ndarray, right: np.ndarray) -> np.ndarray:

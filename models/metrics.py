@@ -75,6 +75,18 @@ def estimated_precision(labels: np.ndarray, confidence: float = 0.95) -> dict[st
     labels = np.asarray(labels, dtype=int)
     n, k = len(labels), int(labels.sum())
     if n == 0:
-        return {"sample": 0, "duplicates": 0, "precision": float("nan"), "low": float("nan"), "high": float("nan")}
+        return {
+            "sample": 0,
+            "duplicates": 0,
+            "precision": float("nan"),
+            "low": float("nan"),
+            "high": float("nan"),
+        }
     interval = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return {"sample": n, "duplicates": k, "precision": k / n, "low": float(interval.low), "high": float(interval.high)}
+    return {
+        "sample": n,
+        "duplicates": k,
+        "precision": k / n,
+        "low": float(interval.low),
+        "high": float(interval.high),
+    }

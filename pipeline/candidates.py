@@ -188,7 +188,10 @@ def field_block_keys(fields: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.nda
         docs[kind].append(np.flatnonzero(held.to_numpy()))
         keys[kind].append(columns[first][held].astype(str) + "\x1f" + columns[second][held].astype(str))
     kinds: dict[str, tuple[np.ndarray, np.ndarray]] = {
-        kind: (np.concatenate(docs[kind]), pd.factorize(pd.concat(keys[kind], ignore_index=True))[0].astype(np.int64))
+        kind: (
+            np.concatenate(docs[kind]),
+            pd.factorize(pd.concat(keys[kind], ignore_index=True))[0].astype(np.int64),
+        )
         for kind in FIELD_COMBOS
     }
     for name in FIELD_ITEMS:

@@ -50,7 +50,16 @@ _WIDGET_HEADING = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 # Lower-case words one of which every heading holds: most texts hold none and are not searched.
-_WIDGET_CUES = ("weitere ", "jobs anzeigen", "ähnliche", "similar jobs", "also viewed", "you may", "vergelijkbare", "similaires")
+_WIDGET_CUES = (
+    "weitere ",
+    "jobs anzeigen",
+    "ähnliche",
+    "similar jobs",
+    "also viewed",
+    "you may",
+    "vergelijkbare",
+    "similaires",
+)
 WIDGET_MIN_START = 0.3
 # The words of each `_WIDGET_HEADING` alternative in order: a text that holds none of these
 # sequences, with anything between the words, holds no heading (`may_hold_widget_heading`).
@@ -186,7 +195,9 @@ def may_hold_widget_heading(encoded: Sequence[bytes]) -> np.ndarray:
     """
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
-    texts = pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
+    texts = pa.LargeStringArray.from_buffers(
+        len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))
+    )
     hints, sequences = _widget_patterns_re2()
     found = pc.match_substring_regex(texts, hints).to_numpy(zero_copy_only=False)
     hinted = np.flatnonzero(found)

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS
 from jobdedup.models.persistence import ModelFileError
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.errors import JobdedupError
-from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS
 from jobdedup.pipeline.io import read_ads, read_ads_streamed, read_labels
 from jobdedup.pipeline.model_files import model_from_args, write_outputs
 

@@ -53,7 +53,9 @@ def _employers_of(names: list[str], links: list[tuple[str, str]]) -> dict[str, i
         return dict.fromkeys(names, 0)
     index = {name: k for k, name in enumerate(names)}
     units = int(employer.max()) + 1
-    linked = {(min(ea, eb), max(ea, eb)) for ea, eb in ((employer[index[a]], employer[index[b]]) for a, b in links)}
+    linked = {
+        (min(ea, eb), max(ea, eb)) for ea, eb in ((employer[index[a]], employer[index[b]]) for a, b in links)
+    }
     linked = {pair for pair in linked if pair[0] != pair[1]}
     component = _components(units, sorted(linked))
     merged = np.arange(units)
@@ -84,7 +86,9 @@ def _assign_unknown(employer: np.ndarray, i: np.ndarray, j: np.ndarray, weight: 
         usable = unknown[ends] & ~unknown[others]
         if not usable.any():
             return employer
-        votes = pd.DataFrame({"member": ends[usable], "employer": employer[others[usable]], "w": weights[usable]})
+        votes = pd.DataFrame(
+            {"member": ends[usable], "employer": employer[others[usable]], "w": weights[usable]}
+        )
         best = votes.groupby(["member", "employer"])["w"].sum().reset_index()
         best = best.sort_values(["member", "w", "employer"], ascending=[True, False, True])
         best = best.drop_duplicates("member")

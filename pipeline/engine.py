@@ -32,8 +32,8 @@ from jobdedup.models.rules import apply_rules, rule_names
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.candidates import CandidateReport, generate_candidates
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.errors import InputWarning
 from jobdedup.pipeline.employer_guard import split_mixed_employers
+from jobdedup.pipeline.errors import InputWarning
 from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
 from jobdedup.pipeline.io import ADS_COLUMNS, Labels
 from jobdedup.pipeline.prepare import PreparedBatch, prepare_batch

@@ -210,8 +210,8 @@ def add_explain_parser(commands: Any, common: Callable[[argparse.ArgumentParser]
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run `jobdedup explain`: plain text on stdout, JSON with `--json`."""
-    from jobdedup.pipeline.model_files import model_from_args
     from jobdedup.pipeline.io import read_ads
+    from jobdedup.pipeline.model_files import model_from_args
 
     model = model_from_args(args)
     ads = read_ads(args.ads, model.config.max_description_chars)

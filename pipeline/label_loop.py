@@ -170,7 +170,11 @@ def sample_accepted(groups: pd.DataFrame, size: int, seed: int, known: set[froze
     total = int(pairs_per_group.sum())
     rng = np.random.default_rng(seed)
     # Draw more than needed so that pairs already labelled can be skipped, then keep `size`.
-    drawn = np.sort(rng.choice(total, min(total, size + len(known)), replace=False)) if total else np.zeros(0, int)
+    drawn = (
+        np.sort(rng.choice(total, min(total, size + len(known)), replace=False))
+        if total
+        else np.zeros(0, int)
+    )
     drawn = rng.permutation(drawn)
     ends = np.cumsum(pairs_per_group)
     group = np.searchsorted(ends, drawn, side="right")
@@ -188,16 +192,20 @@ def sample_uncertain(pairs: pd.DataFrame, size: int, seed: int, known: set[froze
     low, high = UNCERTAIN_BAND
     band = pairs[pairs["probability"].between(low, high)]
     band = band[_not_known(band, known)]
-    return band.sample(n=min(size, len(band)), random_state=seed)[["ad_id_a", "ad_id_b", "probability"]].reset_index(
-        drop=True
-    )
+    return band.sample(n=min(size, len(band)), random_state=seed)[
+        ["ad_id_a", "ad_id_b", "probability"]
+    ].reset_index(drop=True)
 
 
 def with_probabilities(sample: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """The sample with each pair's probability where it was scored (NaN: grouped through other ads)."""
-    scored = pairs.assign(
-        key=[frozenset(p) for p in zip(pairs["ad_id_a"].astype(str), pairs["ad_id_b"].astype(str))]
-    ).drop_duplicates("key").set_index("key")["probability"]
+    scored = (
+        pairs.assign(
+            key=[frozenset(p) for p in zip(pairs["ad_id_a"].astype(str), pairs["ad_id_b"].astype(str))]
+        )
+        .drop_duplicates("key")
+        .set_index("key")["probability"]
+    )
     keys = [frozenset(p) for p in zip(sample["ad_id_a"], sample["ad_id_b"])]
     return sample.assign(probability=scored.reindex(keys).to_numpy())
 
@@ -237,7 +245,11 @@ def render_pair(
         (
             f"{_BOLD if color else ''}{_value(ad_a, 'ad_id')}  ~  {_value(ad_b, 'ad_id')}"
             f"{_RESET if color else ''}   "
-            + (f"(probability {probability:.3f})" if probability == probability else "(grouped through other ads)")
+            + (
+                f"(probability {probability:.3f})"
+                if not np.isnan(probability)
+                else "(grouped through other ads)"
+            )
         )
     ]
     for name in SHOWN_FIELDS:
@@ -336,7 +348,9 @@ def run_loop(
         stdout.flush()
 
     if sample and queue.empty:
-        say(f"no {sample} pairs to sample in {len(ads)} ads that {labels.path} does not hold already; nothing to label.")
+        say(
+            f"no {sample} pairs to sample in {len(ads)} ads that {labels.path} does not hold already; nothing to label."
+        )
         return session
     say(f"{intro} Answers go to {labels.path}.")
     while position < len(queue):
@@ -459,8 +473,8 @@ def add_label_parser(commands: Any, common: Callable[[argparse.ArgumentParser], 
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Run `jobdedup label`."""
-    from jobdedup.pipeline.model_files import model_from_args
     from jobdedup.pipeline.io import read_ads
+    from jobdedup.pipeline.model_files import model_from_args
 
     if args.retrain and args.retrain.exists() and not args.force:
         raise JobdedupError(f"{args.retrain}: exists; pass --force to let --retrain overwrite it")

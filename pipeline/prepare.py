@@ -141,7 +141,7 @@ class OwnNameWords:
 
 def name_words(ads: pd.DataFrame) -> tuple[np.ndarray, OwnNameWords]:
     """`name_vocabulary(ads)`, and the ads' own employer and area words it is partly made of."""
-    column = lambda name: ads[name] if name in ads.columns else pd.Series(pd.NA, index=ads.index)  # noqa: E731
+    column = lambda name: ads[name] if name in ads.columns else pd.Series(pd.NA, index=ads.index)
     locations = column("location")
     own = OwnNameWords(employer_words(column("company")), area_words(locations))
     names = vocabulary(

@@ -110,7 +110,9 @@ def parse_ads(body: bytes) -> pd.DataFrame:
     seen: dict[str, int] = {}
     for i, ad in enumerate(ads):
         if not isinstance(ad, dict):
-            raise BadInput(name(i), f"a JSON {type(ad).__name__}, not an object", "send each ad as a JSON object")
+            raise BadInput(
+                name(i), f"a JSON {type(ad).__name__}, not an object", "send each ad as a JSON object"
+            )
         ad_id = ad.get("ad_id")
         if ad_id is None:
             raise BadInput(f"{name(i)}.ad_id", "missing", "give every ad a non-empty string ad_id")
@@ -126,11 +128,15 @@ def parse_ads(body: bytes) -> pd.DataFrame:
             raise BadInput(f"{name(i)}.ad_id", "empty", "give every ad a non-empty string ad_id")
         if "description" not in ad:
             raise BadInput(
-                f"{name(i)}.description", "missing", 'send the ad text as description ("" or null if it has none)'
+                f"{name(i)}.description",
+                "missing",
+                'send the ad text as description ("" or null if it has none)',
             )
         if ad_id in seen:
             raise BadInput(
-                f"{name(i)}.ad_id", f"the same ad_id as ads[{seen[ad_id]}]", "give each ad of a request its own ad_id"
+                f"{name(i)}.ad_id",
+                f"the same ad_id as ads[{seen[ad_id]}]",
+                "give each ad of a request its own ad_id",
             )
         seen[ad_id] = i
     columns = {c: [ad.get(c) for ad in ads] for c in ADS_COLUMNS}
@@ -328,7 +334,9 @@ def create_app(service: Service) -> Any:
             scheme, _, credential = given.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip(), service.token):
                 response = error(
-                    401, "missing or wrong bearer token", "send Authorization: Bearer <the token of --token-file>"
+                    401,
+                    "missing or wrong bearer token",
+                    "send Authorization: Bearer <the token of --token-file>",
                 )
                 response.headers["WWW-Authenticate"] = "Bearer"
                 _log(request, response.status_code, started)
@@ -392,7 +400,10 @@ def create_app(service: Service) -> Any:
             "content": {
                 "application/json": {
                     "schema": {
-                        "oneOf": [ad_schema, {"type": "array", "items": ad_schema, "minItems": 1, "maxItems": MAX_ADS}]
+                        "oneOf": [
+                            ad_schema,
+                            {"type": "array", "items": ad_schema, "minItems": 1, "maxItems": MAX_ADS},
+                        ]
                     }
                 }
             },
@@ -440,7 +451,9 @@ def create_app(service: Service) -> Any:
         with service.reader() as index:
             found = group_by_name(index, group_id)
         if found is None:
-            return error(404, f"no group {group_id!r} in the index", "take group ids from /v1/ads or /v1/check")
+            return error(
+                404, f"no group {group_id!r} in the index", "take group ids from /v1/ads or /v1/check"
+            )
         return found
 
     @app.delete("/v1/ads/{ad_id:path}", summary="Remove an ad (its group keeps its id)")
@@ -541,7 +554,9 @@ def _group(store: Any, gid: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- command line
-def add_serve_parser(commands: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_serve_parser(
+    commands: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     """Register `jobdedup serve`."""
     serve = commands.add_parser(
         "serve",
@@ -587,7 +602,9 @@ def read_token(path: Path) -> str:
     try:
         token = path.read_text(encoding="utf-8").strip()
     except OSError as failure:
-        raise JobdedupError(f"{path}: cannot read the token file ({failure.strerror}); give a readable file") from None
+        raise JobdedupError(
+            f"{path}: cannot read the token file ({failure.strerror}); give a readable file"
+        ) from None
     if not token or any(c.isspace() for c in token):
         raise JobdedupError(f"{path}: the token file must hold one token without spaces; write one into it")
     return token
@@ -659,5 +676,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["Service", "add_serve_parser", "check_response", "cmd_serve", "create_app", "make_service", "parse_ads",
-           "worker_app"]
+__all__ = [
+    "Service",
+    "add_serve_parser",
+    "check_response",
+    "cmd_serve",
+    "create_app",
+    "make_service",
+    "parse_ads",
+    "worker_app",
+]

@@ -31,7 +31,18 @@ from typing import Any
 
 SETTINGS = "JOBDEDUP_SERVE_SETTINGS"
 HEALTH_CHECK_SECONDS = 120  # the supervisor restarts a worker that does not answer its ping this long
-_PASSED = ("index", "model", "host", "port", "token_file", "wait", "quiet", "jobs", "seed", "max_description_chars")
+_PASSED = (
+    "index",
+    "model",
+    "host",
+    "port",
+    "token_file",
+    "wait",
+    "quiet",
+    "jobs",
+    "seed",
+    "max_description_chars",
+)
 
 
 def run_workers(args: argparse.Namespace, writes_allowed: bool) -> int:

@@ -101,7 +101,9 @@ class WriterProcess:
         return self._call("remove", ad_ids)
 
     def _call(self, job: str, argument: Any) -> Any:
-        return _outcome(*pickle.loads(self.forward(pickle.dumps((job, argument), protocol=pickle.HIGHEST_PROTOCOL))))
+        return _outcome(
+            *pickle.loads(self.forward(pickle.dumps((job, argument), protocol=pickle.HIGHEST_PROTOCOL)))
+        )
 
     def forward(self, request: bytes) -> bytes:
         """One pickled (job, argument) to the child (started if need be), its pickled reply back:
@@ -126,7 +128,12 @@ class WriterProcess:
         """Whether a child is up, its process id, children started and writes asked."""
         process = self._process
         running = process is not None and process.is_alive()
-        return {"running": running, "pid": process.pid if running else None, "starts": self.starts, "calls": self.calls}
+        return {
+            "running": running,
+            "pid": process.pid if running else None,
+            "starts": self.starts,
+            "calls": self.calls,
+        }
 
     def _stop_idle(self, calls: int) -> None:
         """Stop the child if no write came since the `calls`-th (a timer that fired while a newer
@@ -219,7 +226,9 @@ class WriterBroker:
                 try:
                     reply = self.writer.forward(request)
                 except (EOFError, OSError):  # the child died inside the write (killed)
-                    reply = pickle.dumps(("error", ("WriterDied", "the writer process ended during the write")))
+                    reply = pickle.dumps(
+                        ("error", ("WriterDied", "the writer process ended during the write"))
+                    )
                 connection.send_bytes(reply)
 
     def close(self) -> None:
@@ -358,5 +367,12 @@ def _serve_writes(connection: Connection, index_path: str, model: Any, wait: flo
             connection.send(reply)
 
 
-__all__ = ["ModelSettings", "RemoteWriter", "WriterBroker", "WriterProcess", "die_with_parent", "limit_heap_arenas",
-           "trim_heap"]
+__all__ = [
+    "ModelSettings",
+    "RemoteWriter",
+    "WriterBroker",
+    "WriterProcess",
+    "die_with_parent",
+    "limit_heap_arenas",
+    "trim_heap",
+]

@@ -292,7 +292,9 @@ def _scan_doc(
 # whitespace byte, a sentence-end character, a line break, or any byte ≥ 0x80 (part of a non-ASCII
 # code point, whose folding has at most three characters and none of them a sentence end or line
 # break: checked by `_byte_classes`).
-BYTE_WORD, BYTE_SPACE, BYTE_SENTENCE_END, BYTE_NEWLINE, BYTE_OTHER, BYTE_LOWER, BYTE_UPPER, BYTE_NON_ASCII = range(8)
+BYTE_WORD, BYTE_SPACE, BYTE_SENTENCE_END, BYTE_NEWLINE, BYTE_OTHER, BYTE_LOWER, BYTE_UPPER, BYTE_NON_ASCII = (
+    range(8)
+)
 
 
 @cache

@@ -50,7 +50,7 @@ def test_field_blocking_pairs_same_contact_even_without_text_overlap():
         }
     )
     signatures = np.full((3, 6), EMPTY_SIGNATURE_VALUE, dtype=np.uint32)
-    pairs, report = generate_candidates(signatures, fields, 2, 3, 100)
+    pairs, _ = generate_candidates(signatures, fields, 2, 3, 100)
     assert pairs[["i", "j"]].values.tolist() == [[0, 1]]
     assert bool(pairs["via_fields"].iloc[0]) and not bool(pairs["via_lsh"].iloc[0])
 
@@ -95,7 +95,9 @@ def _field_pairs(ads: pd.DataFrame) -> tuple[list[list[int]], dict, list[list[in
 def test_field_blocking_pairs_one_vacancy_written_two_ways(title, companies, locations, kind):
     """Two ads of one vacancy with little text in common meet under one field key, in a batch and
     in the index; a third ad of that title (another employer, another town) meets neither."""
-    ads = pd.DataFrame({"title": [title] * 3, "company": companies, "location": locations, "source": "adzuna"})
+    ads = pd.DataFrame(
+        {"title": [title] * 3, "company": companies, "location": locations, "source": "adzuna"}
+    )
     pairs, by_key, shared = _field_pairs(ads)
     assert pairs == [[0, 1]] and shared == [[0, 1]]
     assert {name for name, count in by_key.items() if count} == {kind}

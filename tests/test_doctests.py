@@ -32,5 +32,7 @@ def test_docstring_examples(name: str):
 def test_examples_are_found():
     """The walk above reaches the package's examples: at least 50 of them (so the test is not vacuous)."""
     finder = doctest.DocTestFinder()
-    found = sum(len(test.examples) for name in _modules() for test in finder.find(importlib.import_module(name)))
+    found = sum(
+        len(test.examples) for name in _modules() for test in finder.find(importlib.import_module(name))
+    )
     assert found >= 50

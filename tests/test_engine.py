@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from jobdedup.pipeline.clean import clean_descriptions
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.sketch import shingle_sets, tokenize
-from jobdedup.pipeline.clean import clean_descriptions
 
 
 def test_groups_list_every_input_ad_once_and_pairs_follow_the_contract(test_ads, test_result):

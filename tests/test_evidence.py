@@ -60,11 +60,15 @@ def test_fields_only_pair_of_two_employers_is_refused():
 def test_fields_only_pair_needs_employer_title_place_and_date_together():
     same = {"description": "", "title": "Backend Engineer", "company": "Trading 212", "location": "Berlin, Germany",
             "source": "linkedin"}  # fmt: skip
-    agreeing = _pair([{**same, "ad_id": "a", "posted_at": "2025-11-03"}, {**same, "ad_id": "b", "posted_at": "2025-11-05"}])
+    agreeing = _pair(
+        [{**same, "ad_id": "a", "posted_at": "2025-11-03"}, {**same, "ad_id": "b", "posted_at": "2025-11-05"}]
+    )
     assert rule_names(agreeing.to_frame().T).tolist() == [None]
     no_company = _pair([{**same, "ad_id": "a", "company": pd.NA}, {**same, "ad_id": "b"}])
     assert rule_names(no_company.to_frame().T).tolist() == ["fields_only_mismatch"]
-    months_apart = _pair([{**same, "ad_id": "a", "posted_at": "2025-01-03"}, {**same, "ad_id": "b", "posted_at": "2025-06-03"}])
+    months_apart = _pair(
+        [{**same, "ad_id": "a", "posted_at": "2025-01-03"}, {**same, "ad_id": "b", "posted_at": "2025-06-03"}]
+    )
     assert rule_names(months_apart.to_frame().T).tolist() == ["fields_only_mismatch"]
 
 
@@ -103,10 +107,16 @@ def test_agency_ad_naming_the_employer_links_two_names():
 def test_requisition_numbers_equal_and_different():
     found = requisition_numbers(
         pd.Series(["Data Engineer (JR-017958)", "Data Engineer", None]),
-        pd.Series(["Req ID: 12903. Apply now.", "Requisition ID: 423765", "Posting: 04/28/2026, position 500-2000"]),
+        pd.Series(
+            ["Req ID: 12903. Apply now.", "Requisition ID: 423765", "Posting: 04/28/2026, position 500-2000"]
+        ),
         pd.Series([None, "https://marvell.wd1.myworkdayjobs.com/job/Santa-Clara/Engineer_R-0012345", None]),
     )
-    assert found.tolist() == [("12903", "jr017958"), ("423765", "r0012345"), None]  # dates and ranges are no ids
+    assert found.tolist() == [
+        ("12903", "jr017958"),
+        ("423765", "r0012345"),
+        None,
+    ]  # dates and ranges are no ids
 
     def pair(ref_a: str, ref_b: str, city_b: str) -> pd.Series:
         return _pair([
@@ -140,7 +150,9 @@ def test_requisition_numbers_behind_markup_and_glued_words():
     )  # fmt: skip
     assert found.tolist() == [("j10152946",), ("10082",), ("p77413",), None, ("2600069",)]
     apple = "https://jobs.apple.com/en-il/details/200626595-0865/bt-mac-system-engineer?team=HRDWR"
-    assert requisition_numbers(pd.Series([None]), pd.Series([None]), pd.Series([apple])).tolist() == [("200626595",)]
+    assert requisition_numbers(pd.Series([None]), pd.Series([None]), pd.Series([apple])).tolist() == [
+        ("200626595",)
+    ]
 
 
 def test_salary_bands_found_and_estimates_left_out():
@@ -354,12 +366,24 @@ def test_malformed_url_is_no_listing():
 
 
 def test_specific_title_words_on_both_sides_are_counted():
-    frontend = {"ad_id": "a", "description": BODY, "title": "Senior Frontend Engineer (m/w/d)", "location": "Amsterdam"}
-    backend = {"ad_id": "b", "description": BODY, "title": "Backend Engineer - Amsterdam", "location": "Amsterdam"}
+    frontend = {
+        "ad_id": "a",
+        "description": BODY,
+        "title": "Senior Frontend Engineer (m/w/d)",
+        "location": "Amsterdam",
+    }
+    backend = {
+        "ad_id": "b",
+        "description": BODY,
+        "title": "Backend Engineer - Amsterdam",
+        "location": "Amsterdam",
+    }
     features = _pair([frontend, backend])
     assert features["title_specific_only_min"] == 1  # frontend / backend
     assert features["title_specific_only_max"] == 2  # senior + frontend
-    summer = _pair([{**frontend, "title": "Accounting Summer Student"}, {**backend, "title": "Summer Student"}])
+    summer = _pair(
+        [{**frontend, "title": "Accounting Summer Student"}, {**backend, "title": "Summer Student"}]
+    )
     assert (summer["title_specific_only_min"], summer["title_specific_only_max"]) == (0, 1)
 
 
@@ -372,8 +396,12 @@ def test_block_shared_by_three_employers_is_chrome_whatever_the_titles():
     ]  # fmt: skip
     batch = prepare_batch(_ads(rows), Config(), np.zeros(0, dtype=np.uint64))
     assert (batch.inputs.core_words < batch.inputs.words).all()  # the navigation line is left out
-    one_employer = prepare_batch(_ads([{**row, "company": "Vega GmbH"} for row in rows]), Config(), np.zeros(0, np.uint64))
-    assert (one_employer.inputs.core_words == one_employer.inputs.words).all()  # one title, one employer: kept
+    one_employer = prepare_batch(
+        _ads([{**row, "company": "Vega GmbH"} for row in rows]), Config(), np.zeros(0, np.uint64)
+    )
+    assert (
+        one_employer.inputs.core_words == one_employer.inputs.words
+    ).all()  # one title, one employer: kept
 
 
 def test_employer_guard_splits_a_chain_through_ads_without_a_company():
@@ -403,7 +431,9 @@ def test_acronym_skipping_a_word_is_one_employer_only_when_long_and_anchored():
     assert same_employer_names("nice", "national institute for health and care excellence")
     assert not same_employer_names("sap", "salt and pepper steakhouse")
     assert not same_employer_names("nce", "national institute for health and care excellence")
-    assert not same_employer_names("nihc", "national institute for health and care excellence")  # not the last word's
+    assert not same_employer_names(
+        "nihc", "national institute for health and care excellence"
+    )  # not the last word's
     companies = pd.Series(["nice", None, "national institute for health and care excellence"])
     edges = pd.DataFrame({"i": [0, 1], "j": [1, 2], "probability": [0.95, 0.93]})
     labels, splits = split_mixed_employers(np.zeros(3, dtype=np.int64), companies, edges, edges.iloc[:0])

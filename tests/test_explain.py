@@ -54,7 +54,6 @@ def test_compare_blocks_shared_and_differing():
     assert blocks["only_a"] == [] and [b["text"] for b in blocks["only_b"]] == ["full time, 40 hours"]
 
 
-
 @pytest.mark.parametrize("missing", [None, float("nan"), pd.NA])
 def test_compare_blocks_of_a_missing_description(missing):
     # read_ads gives pd.NA for an ad without text (e.g. LinkedIn rows scraped without a body)
@@ -80,6 +79,7 @@ def test_explain_command_for_ads_without_text(tmp_path, capsys):
     assert main([*argv, "--quiet"]) == 0, capsys.readouterr().err
     assert "shared blocks (0):" in capsys.readouterr().out
     assert json.loads(out_json.read_text())["blocks"] == {"shared": [], "only_a": [], "only_b": []}
+
 
 def test_explain_command_text_and_json(tmp_path, test_result, capsys):
     id_a, id_b = _pair(test_result, True)

@@ -131,8 +131,14 @@ def test_boilerplate_is_counted_over_the_whole_index(tmp_path, default_model):
 def test_vacancy_of_an_employer_and_two_agencies_across_batches(tmp_path, default_model, test_ads):
     """Two agencies' reposts first, the employer's own ads later: one group, as `dedup` finds. The
     employer guard must see the evidence linking the two agencies' old pair."""
-    agencies = ["jobspy_martadatauk_uk:linkedin_jobs.csv:141#r1", "jobspy_martadatauk_uk:linkedin_jobs.csv:141#r2"]
-    employer = ["jobspy_martadatauk_uk:linkedin_jobs.csv:141", "jobspy_martadatauk_uk:linkedin_jobs.csv:141#r3"]
+    agencies = [
+        "jobspy_martadatauk_uk:linkedin_jobs.csv:141#r1",
+        "jobspy_martadatauk_uk:linkedin_jobs.csv:141#r2",
+    ]
+    employer = [
+        "jobspy_martadatauk_uk:linkedin_jobs.csv:141",
+        "jobspy_martadatauk_uk:linkedin_jobs.csv:141#r3",
+    ]
     by_id = test_ads.set_index("ad_id")
     whole = default_model.dedup(by_id.loc[agencies + employer].reset_index())[1]
     assert whole["group_id"].nunique() == 1

@@ -70,7 +70,9 @@ def test_key_parts_mapped_from_files_answer_as_decoded_ones(tmp_path, default_mo
                     with cached.store.read():
                         view = cached.store._view
                         keys = np.sort(np.concatenate([p.keys for p in view.parts[0]]))[::7]
-                        found = cached.store.lookup(keys.view(np.int64), np.zeros(len(keys)), np.ones(len(keys), bool))
+                        found = cached.store.lookup(
+                            keys.view(np.int64), np.zeros(len(keys)), np.ones(len(keys), bool)
+                        )
                     result = cached.check(probe, model)
                 if expected is None:
                     expected = (found, result)
@@ -82,10 +84,12 @@ def test_key_parts_mapped_from_files_answer_as_decoded_ones(tmp_path, default_mo
     names = {p.file for p in mapped}
     assert {f.name.split(".")[0] for f in folder.iterdir()} >= names
     # A truncated file is decoded and written again.
-    broken = folder / (sorted(names)[0] + ".keys.npy")
+    broken = folder / (min(names) + ".keys.npy")
     broken.write_bytes(broken.read_bytes()[:100])
     with open_cached(path, KeyCache(folder), read_only=True) as cached, cached.store.read():
-        part = next(p for ps in cached.store._view.parts.values() for p in ps if p.file == broken.name.split(".")[0])
+        part = next(
+            p for ps in cached.store._view.parts.values() for p in ps if p.file == broken.name.split(".")[0]
+        )
         assert len(part.keys) == len(np.load(broken, mmap_mode="r"))
     # Files of parts no view uses go once stale; others stay.
     (folder / "0123abcd.keys.npy").write_bytes(b"old")

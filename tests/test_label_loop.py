@@ -17,7 +17,13 @@ import pytest
 from jobdedup.pipeline.cli import main
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import read_labels, validate_ads
-from jobdedup.pipeline.label_loop import PROMPT, LabelsFile, sample_accepted, sample_uncertain, uncertain_pairs
+from jobdedup.pipeline.label_loop import (
+    PROMPT,
+    LabelsFile,
+    sample_accepted,
+    sample_uncertain,
+    uncertain_pairs,
+)
 from tests.conftest import DATA, ROOT, run_cli
 
 SHOWN = re.compile(r"^\[\d+/\d+\] (\S+)  ~  (\S+)", re.MULTILINE)
@@ -102,15 +108,18 @@ def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
         # Ctrl-C as at a terminal: in full-suite runs the child started with SIGINT ignored (the
         # interrupted loop went on waiting; with the default disposition set here it stops), an
         # inheritance from the test process whose source was not found.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 (no threads started)
     )
     shown: list[str] = []
-    reader = threading.Thread(target=lambda: shown.extend(iter(lambda: process.stdout.read(1), "")), daemon=True)
+    reader = threading.Thread(
+        target=lambda: shown.extend(iter(lambda: process.stdout.read(1), "")), daemon=True
+    )
     reader.start()
     try:
         process.stdin.write("n\n")
         process.stdin.flush()
         deadline = time.monotonic() + 60
+
         # Interrupt only once the loop asks about the second pair (it then waits for the answer).
         def waiting_on_second_pair() -> bool:
             text = "".join(shown)
@@ -157,11 +166,12 @@ def test_labels_file_back_rewrites_only_the_last_answer(tmp_path):
     assert not os.path.exists(str(path) + ".tmp")
 
 
-
 @pytest.mark.parametrize("sep", [";", "\t"])
 def test_labels_file_keeps_a_semicolon_or_tab_separator(tmp_path, sep):
     path = tmp_path / "l.csv"
-    path.write_bytes(f"\ufeffad_id_a{sep}ad_id_b{sep}label\r\nx{sep}y{sep}1\r\n".encode())  # as Excel saves it
+    path.write_bytes(
+        f"\ufeffad_id_a{sep}ad_id_b{sep}label\r\nx{sep}y{sep}1\r\n".encode()
+    )  # as Excel saves it
     labels = LabelsFile(path)
     assert labels.known == {frozenset("xy")}
     labels.append("a", "b;c", 0)
@@ -178,6 +188,7 @@ def test_labels_file_that_is_not_utf8_is_a_clear_error(tmp_path):
     with pytest.raises(JobdedupError, match=r"l.csv: not UTF-8 text \(byte 25\); save it as UTF-8"):
         LabelsFile(path)
 
+
 def test_most_uncertain_first_and_known_pairs_skipped():
     pairs = pd.DataFrame(
         {"ad_id_a": ["a", "b", "c"], "ad_id_b": ["z", "z", "z"], "probability": [0.95, 0.4, 0.05]}
@@ -188,18 +199,26 @@ def test_most_uncertain_first_and_known_pairs_skipped():
 
 def test_sample_of_accepted_pairs_gives_an_estimated_precision(tmp_path, ads_csv):
     labels = tmp_path / "sample.csv"
-    done = _label(ads_csv, labels, "y\n" * 8 + "u\n" + "n\n" * 2 + "q\n", "--sample", "accepted", "--size", "15")
+    done = _label(
+        ads_csv, labels, "y\n" * 8 + "u\n" + "n\n" * 2 + "q\n", "--sample", "accepted", "--size", "15"
+    )
     assert done.returncode == 0, done.stderr
     assert "a uniform sample of 15 accepted pairs" in done.stdout
     rows = _rows(labels)
     assert rows[0] == ["ad_id_a", "ad_id_b", "label", "sample"]
-    assert [row[2:] for row in rows[1:]] == [["1", "accepted"]] * 8 + [["0", "accepted"]] * 2  # unsure not written
+    assert [row[2:] for row in rows[1:]] == [["1", "accepted"]] * 8 + [
+        ["0", "accepted"]
+    ] * 2  # unsure not written
     shown = SHOWN.findall(done.stdout)
     assert len(set(shown)) == len(shown) == 12  # distinct pairs: 11 answered (one unsure), the 12th quit
     report = tmp_path / "eval.json"
-    evaluated = run_cli("evaluate", "--ads", ads_csv, "--labels", labels, "--json", report, "--quiet", timeout=120)
+    evaluated = run_cli(
+        "evaluate", "--ads", ads_csv, "--labels", labels, "--json", report, "--quiet", timeout=120
+    )
     assert evaluated.returncode == 0, evaluated.stderr
-    assert "estimated precision of accepted pairs: 0.800 (95 % interval 0.490-0.943, from 10" in evaluated.stdout
+    assert (
+        "estimated precision of accepted pairs: 0.800 (95 % interval 0.490-0.943, from 10" in evaluated.stdout
+    )
     figures = pd.read_json(report, typ="series")
     assert figures["estimated_precision"] == pytest.approx(0.8)
     assert figures["precision_sample_size"] == 10 and figures["precision_sample_not_accepted_now"] == 0
@@ -214,7 +233,10 @@ def test_sample_of_a_batch_without_accepted_pairs_says_so(tmp_path):
     pd.DataFrame(
         {
             "ad_id": ["1", "2"],
-            "description": ["Night shift nurse for a care home in Leeds.", "Senior Java developer, remote, fintech."],
+            "description": [
+                "Night shift nurse for a care home in Leeds.",
+                "Senior Java developer, remote, fintech.",
+            ],
             "title": ["Nurse", "Java Developer"],
         }
     ).to_csv(ads, index=False)
@@ -244,4 +266,6 @@ def test_label_command_on_ads_without_candidate_pairs(tmp_path, sample, capsys):
     # in-process: with nothing to show, the loop never reads stdin
     argv = ["label", "--ads", str(ads), "--labels", str(tmp_path / "labels.csv"), "--quiet", *extra]
     assert main(argv) == 0, capsys.readouterr().err
-    assert _rows(tmp_path / "labels.csv") == [["ad_id_a", "ad_id_b", "label", *(["sample"] if sample else [])]]
+    assert _rows(tmp_path / "labels.csv") == [
+        ["ad_id_a", "ad_id_b", "label", *(["sample"] if sample else [])]
+    ]

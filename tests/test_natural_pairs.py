@@ -65,7 +65,19 @@ def test_unsure_pairs_are_not_labelled(pairs):
 
 def test_blind_second_reads_agree(assembled):
     _, _, agreement = assembled
-    drawn = {2: 1650, 3: 593, 4: 660, 5: 620, 6: 417, 7: 110, 8: 347, 9: 221, 10: 424, 11: 443, 12: 378}  # new pairs per round: 10 % of each read twice
+    drawn = {
+        2: 1650,
+        3: 593,
+        4: 660,
+        5: 620,
+        6: 417,
+        7: 110,
+        8: 347,
+        9: 221,
+        10: 424,
+        11: 443,
+        12: 378,
+    }  # new pairs per round: 10 % of each read twice
     for number, pairs in drawn.items():
         second = agreement[f"round{number}_second_reads"]
         assert second["pairs"] >= 0.1 * pairs - 1

@@ -193,7 +193,14 @@ def test_company_examples(raw: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["hackajob", "Jobs via Dice", "Jobs via eFinancialCareers", "myGwork - LGBTQ+ Business Community", "Jobgether"]
+    "raw",
+    [
+        "hackajob",
+        "Jobs via Dice",
+        "Jobs via eFinancialCareers",
+        "myGwork - LGBTQ+ Business Community",
+        "Jobgether",
+    ],
 )
 def test_aggregators_posting_for_other_employers_leave_the_employer_unknown(raw: str) -> None:
     # "hackajob is collaborating with Barclays ..." (martadatauk): the ad is Barclays', not hackajob's.
@@ -428,7 +435,13 @@ def test_pre_checks_in_python_find_what_re2_finds(name: str) -> None:
     from tests.conftest import DATA
 
     ads = pd.concat([pd.read_parquet(DATA / f) for f in ("train_ads.parquet", "natural_train_ads.parquet")])
-    texts = [*_SCAN_TEXTS, *_EDGE_TEXTS, *ads["description"].dropna(), *ads["contact"].dropna(), *ads["url"].dropna()]
+    texts = [
+        *_SCAN_TEXTS,
+        *_EDGE_TEXTS,
+        *ads["description"].dropna(),
+        *ads["contact"].dropna(),
+        *ads["url"].dropna(),
+    ]
     check = _PRE_CHECKS[name]
     in_re2 = pc.match_substring_regex(pa.array(texts), check.re2).to_pylist()
     assert [bool(check.python.search(t)) for t in texts] == in_re2
@@ -546,12 +559,17 @@ def test_district_town_is_the_town_a_listed_district_lies_in():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["a", "b", "ä", "", " ", None, float("nan"), pd.NA, 1, 1.0, True]), max_size=20))
+@given(
+    st.lists(st.sampled_from(["a", "b", "ä", "", " ", None, float("nan"), pd.NA, 1, 1.0, True]), max_size=20)
+)
 def test_distinct_is_factorize(values: list) -> None:
     """`distinct` tells a few values apart with a dict, more with `pd.factorize`: the same codes and values."""
     from jobdedup.features.normalize import distinct
 
-    for s in (pd.Series(values, dtype=object), pd.Series([v for v in values if isinstance(v, str)], dtype="string")):
+    for s in (
+        pd.Series(values, dtype=object),
+        pd.Series([v for v in values if isinstance(v, str)], dtype="string"),
+    ):
         codes, once = distinct(s)
         expected_codes, expected = pd.factorize(s, use_na_sentinel=True)
         assert codes.tolist() == expected_codes.tolist()

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 from jobdedup.features import fields as fields_module
 from jobdedup.features.fields import normalize_fields
-from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.kernels import kept_per_doc
 from jobdedup.features.normalize import FEW_VALUES, distinct, district_town
+from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.requisitions import requisition_numbers
 from jobdedup.features.salaries import salary_bands
 from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_unique
+from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.clean import (
     _WIDGET_HEADING,
     _WIDGET_HEADING_WORDS,
@@ -26,6 +27,7 @@ from jobdedup.pipeline.clean import (
     may_hold_widget_heading,
     text_for_kernel,
 )
+from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.evidence import (
     REQUISITION_LOOKAHEAD,
     _generic_hashes,
@@ -36,11 +38,9 @@ from jobdedup.pipeline.evidence import (
     mention_sets,
     place_words,
 )
-from jobdedup.pipeline.boilerplate import merge_block_sets
-from jobdedup.pipeline.config import Config
+from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.io import read_ads
 from jobdedup.pipeline.io.contract import STRING
-from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.prepare import (
     _searched_texts,
     _status,
@@ -99,7 +99,10 @@ def test_requisition_candidates_are_those_of_the_numpy_form(bundled_tokens: Toke
 def test_mentions_are_those_of_the_numpy_form(bundled_ads: pd.DataFrame, bundled_tokens: Tokens, kept: str):
     names = name_vocabulary(bundled_ads)
     keep = None if kept == "all" else np.random.default_rng(0).random(len(bundled_tokens.word_hash)) < 0.7
-    fast, reference = mention_sets(bundled_tokens, names, keep), _reference_mention_sets(bundled_tokens, names, keep)
+    fast, reference = (
+        mention_sets(bundled_tokens, names, keep),
+        _reference_mention_sets(bundled_tokens, names, keep),
+    )
     assert len(fast.values) > 1000
     assert np.array_equal(fast.indptr, reference.indptr) and np.array_equal(fast.values, reference.values)
     empty = mention_sets(bundled_tokens, np.zeros(0, np.uint32), keep)
@@ -135,7 +138,16 @@ def test_prepared_batches_with_known_sets_in_parts_are_those_with_their_unions(b
     shared, own = names[::2], names[1::2]
     whole = prepare_batch(ads, config, merge_block_sets(known, learnt), names=names, keep_blocks=True)
     parts = prepare_batch(ads, config, (known, learnt), names=(WordTable(shared), own), keep_blocks=True)
-    for name in ("full", "core", "numbers", "employer_words", "place_words", "area_words", "title_words", "mentions"):
+    for name in (
+        "full",
+        "core",
+        "numbers",
+        "employer_words",
+        "place_words",
+        "area_words",
+        "title_words",
+        "mentions",
+    ):
         a, b = getattr(whole.inputs, name), getattr(parts.inputs, name)
         assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
     assert np.array_equal(whole.inputs.signatures, parts.inputs.signatures)
@@ -159,7 +171,16 @@ def test_prepared_again_is_prepared_anew(bundled_ads: pd.DataFrame, chunk_size: 
     known = (first.batch_boilerplate, blocks[::3])
     again = prepare_again(ads["description"], first.inputs, config, known, names)
     anew = prepare_batch(ads, config, known, names=names).inputs
-    for name in ("full", "core", "numbers", "employer_words", "place_words", "area_words", "title_words", "mentions"):
+    for name in (
+        "full",
+        "core",
+        "numbers",
+        "employer_words",
+        "place_words",
+        "area_words",
+        "title_words",
+        "mentions",
+    ):
         a, b = getattr(again, name), getattr(anew, name)
         assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
     assert np.array_equal(again.signatures, anew.signatures)
@@ -222,7 +243,9 @@ def test_kept_words_per_document_are_those_of_the_cumulative_sum(bundled_tokens:
     keep = np.random.default_rng(1).random(len(bundled_tokens.word_hash)) < 0.6
     kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
     np.cumsum(keep, out=kept_before[1:])
-    assert np.array_equal(kept_per_doc(keep, bundled_tokens.doc_ptr), np.diff(kept_before[bundled_tokens.doc_ptr]))
+    assert np.array_equal(
+        kept_per_doc(keep, bundled_tokens.doc_ptr), np.diff(kept_before[bundled_tokens.doc_ptr])
+    )
 
 
 def _chunks(frame: pd.DataFrame) -> list[pd.DataFrame]:
@@ -454,7 +477,10 @@ def test_features_of_a_few_pairs_are_those_of_many(bundled_ads: pd.DataFrame):
     whole = build_pair_features(inputs, left, right)
     step = 5  # pairs at a time: at most 10 ads, below the few-value limit
     parts = pd.concat(
-        [build_pair_features(inputs, left[i : i + step], right[i : i + step]) for i in range(0, len(left), step)],
+        [
+            build_pair_features(inputs, left[i : i + step], right[i : i + step])
+            for i in range(0, len(left), step)
+        ],
         ignore_index=True,
     )
     pd.testing.assert_frame_equal(parts, whole)

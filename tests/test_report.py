@@ -78,7 +78,6 @@ def test_ad_text_is_escaped():
     assert "&lt;" in _highlighted("5 < 6 & 7 > 1 a b c", "5 < 6 & 7 > 1 a b c")
 
 
-
 def test_pair_without_descriptions_is_shown_as_such():
     # a worst pair may have no text on either side; read_ads gives pd.NA there
     ads = pd.DataFrame(
@@ -91,6 +90,7 @@ def test_pair_without_descriptions_is_shown_as_such():
     rows = pd.DataFrame({"i": [0], "j": [1], "probability": [0.1], "proposed": [True]})
     assert _pair_table("fn", rows, ads).count("(no description)") == 2
     assert _highlighted(float("nan"), "chef wanted") == "<span class='more'>(no description)</span>"
+
 
 def test_shared_word_mask_marks_five_word_runs():
     a = ["we", "are", "hiring", "a", "data", "engineer", "in", "london", "today"]

@@ -59,7 +59,13 @@ class Served:
     """`jobdedup serve` in its own process; stderr (the log) collected in a file."""
 
     def __init__(
-        self, index: Path, log: Path, token: bool = True, env: dict | None = None, wait: float = 60, workers: int = 1
+        self,
+        index: Path,
+        log: Path,
+        token: bool = True,
+        env: dict | None = None,
+        wait: float = 60,
+        workers: int = 1,
     ):
         self.port = _free_port()
         self.log = log
@@ -169,7 +175,9 @@ def test_python_check_is_the_service_check(served, test_ads, default_model):
         pairs, groups, _ = index.check(batch, default_model)
     answer = service.client.post("/v1/check", json=_json_ads(batch)).json()
     found = pairs[pairs["is_duplicate"]]
-    assert _duplicate_pairs_of_check(answer) == {tuple(sorted(p)) for p in zip(found["ad_id_a"], found["ad_id_b"])}
+    assert _duplicate_pairs_of_check(answer) == {
+        tuple(sorted(p)) for p in zip(found["ad_id_a"], found["ad_id_b"])
+    }
     assert [a["group_id"] for a in answer["ads"]] == groups["group_id"].tolist()
 
 
@@ -196,7 +204,10 @@ def test_add_get_delete_stats(served, test_ads):
     group = client.get(f"/v1/groups/{quote(joined['group_id'], safe='')}").json()
     assert sorted(group["members"]) == sorted(ad["members"])
     # The checks see the new ads at once.
-    assert client.post("/v1/check", json=_json_ads(batch.iloc[:1])).json()["ads"][0]["decision"] == "already_indexed"
+    assert (
+        client.post("/v1/check", json=_json_ads(batch.iloc[:1])).json()["ads"][0]["decision"]
+        == "already_indexed"
+    )
     gone = client.delete(f"/v1/ads/{quote(joined['ad_id'], safe='')}")
     assert gone.status_code == 200 and gone.json()["removed"] == 1
     assert client.get(f"/v1/ads/{quote(joined['ad_id'], safe='')}").status_code == 404
@@ -213,7 +224,9 @@ def test_auth_refused_and_accepted(served):
     for method, url in (("GET", "/v1/stats"), ("POST", "/v1/check"), ("POST", "/v1/ads"), ("DELETE", "/v1/ads/x"),
                         ("GET", "/v1/ads/x"), ("GET", "/openapi.json")):  # fmt: skip
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
-            refused = httpx.request(method, service.url + url, headers=headers, json={"ad_id": "a", "description": ""})
+            refused = httpx.request(
+                method, service.url + url, headers=headers, json={"ad_id": "a", "description": ""}
+            )
             assert refused.status_code == 401, (method, url, headers)
             assert refused.headers["www-authenticate"] == "Bearer" and "fix" in refused.json()
     assert httpx.get(service.url + "/healthz").json() == {"status": "ok"}
@@ -241,7 +254,9 @@ def test_bad_input_is_422_naming_field_and_fix(served, body, field, words):
     service, _, _ = served
     for url in ("/v1/check", "/v1/ads"):
         if body == "not json":
-            answer = service.client.post(url, content=b"{not json", headers={"Content-Type": "application/json"})
+            answer = service.client.post(
+                url, content=b"{not json", headers={"Content-Type": "application/json"}
+            )
         else:
             answer = service.client.post(url, json=body)
         assert answer.status_code == 422, answer.text
@@ -255,7 +270,11 @@ def test_oversized_body_is_422_and_service_keeps_serving(served):
     big = json.dumps([{"ad_id": f"a{i}", "description": "x" * 5000} for i in range(4300)]).encode()
     assert len(big) > 20 * 1024 * 1024
     answer = service.client.post("/v1/check", content=big, headers={"Content-Type": "application/json"})
-    assert answer.status_code == 422 and answer.json()["field"] == "body" and "20,971,520" in answer.json()["error"]
+    assert (
+        answer.status_code == 422
+        and answer.json()["field"] == "body"
+        and "20,971,520" in answer.json()["error"]
+    )
 
     def chunks():  # no Content-Length: counted as it streams
         for start in range(0, len(big), 1 << 20):
@@ -300,7 +319,11 @@ def _stats(path: Path) -> dict:
     with Index.open(path, read_only=True) as index:
         figures = index.stats()
         groups = index.groups()
-    return {"ads": figures["ads"], "batches": figures["batches"], "groups": groups.sort_values("ad_id").values.tolist()}
+    return {
+        "ads": figures["ads"],
+        "batches": figures["batches"],
+        "groups": groups.sort_values("ad_id").values.tolist(),
+    }
 
 
 def test_sigkill_during_add_then_restart_and_cli_writer_serialised(tmp_path, default_model, test_ads):
@@ -366,7 +389,9 @@ def test_sigkill_during_add_then_restart_and_cli_writer_serialised(tmp_path, def
             answer = service.client.post("/v1/check", json=_json_ads(batches[3].iloc[:3]))
         except httpx.HTTPError as failure:  # (seen once in CI, not reproduced: keep what the service said)
             writer.join(timeout=60)
-            pytest.fail(f"{failure!r}; service exit code {service.process.poll()}; its log:\n{service.log.read_text()[-4000:]}")
+            pytest.fail(
+                f"{failure!r}; service exit code {service.process.poll()}; its log:\n{service.log.read_text()[-4000:]}"
+            )
         assert answer.status_code == 200 and cli.poll() is None  # answered while the CLI held the lock
         assert time.monotonic() - began < 30
         assert cli.wait(timeout=300) == 0
@@ -426,7 +451,9 @@ def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_servi
         # takes them) go to one process, a child of the supervisor, which both workers report.
         for part in np.array_split(np.arange(len(batches[4])), 4):
             with httpx.Client(base_url=service.url, headers=service.headers, timeout=300) as client:
-                assert client.post("/v1/ads", json=_json_ads(batches[4].iloc[part])).json()["added"] == len(part)
+                assert client.post("/v1/ads", json=_json_ads(batches[4].iloc[part])).json()["added"] == len(
+                    part
+                )
         writer_of: dict[int, int] = {}
         deadline = time.monotonic() + 30
         while len(writer_of) < 2 and time.monotonic() < deadline:  # fresh connections until both answered
@@ -444,7 +471,9 @@ def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_servi
     before = _stats(path)
     service = Served(path, tmp_path / "killed_workers.log", workers=2, env={SLEEP_HOOK: "120"})
     poster = threading.Thread(
-        target=lambda: pytest.raises(httpx.HTTPError, service.client.post, "/v1/ads", json=_json_ads(batches[3]))
+        target=lambda: pytest.raises(
+            httpx.HTTPError, service.client.post, "/v1/ads", json=_json_ads(batches[3])
+        )
     )
     poster.start()
     deadline = time.monotonic() + 300

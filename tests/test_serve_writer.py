@@ -90,7 +90,9 @@ def test_broker_relays_two_workers_writes_to_one_child(tmp_path, default_model, 
     from jobdedup.pipeline.serve_writer import ModelSettings, RemoteWriter, WriterBroker
 
     path = tmp_path / "ads.jdx"
-    model = ModelSettings({"model": None, "quiet": True, "jobs": None, "seed": None, "max_description_chars": None})
+    model = ModelSettings(
+        {"model": None, "quiet": True, "jobs": None, "seed": None, "max_description_chars": None}
+    )
     broker = WriterBroker(path, model, wait=0.5)
     first, second = (RemoteWriter(broker.address, broker.authkey) for _ in range(2))
     try:

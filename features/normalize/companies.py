@@ -79,7 +79,13 @@ _COMPANY_TRAILING_GEO = frozenset(
 )
 _COMPANY_LEADING = frozenset({"the", "het"})
 # An employer's own careers page as the poster: "Dell Careers", "Coinbase Careers Page", "Rubrik Job Board".
-_CAREERS_PAGE_ENDS = (("careers", "page"), ("careers", "site"), ("careers",), ("job", "board"), ("linkedin", "jobs"))
+_CAREERS_PAGE_ENDS = (
+    ("careers", "page"),
+    ("careers", "site"),
+    ("careers",),
+    ("job", "board"),
+    ("linkedin", "jobs"),
+)
 # Aggregators that post other employers' ads under their own name ("hackajob is collaborating with
 # Barclays ...", "posted by Jobgether on behalf of a partner company"): the ad's employer is
 # unknown. "Jobs via Dice" is LinkedIn's label for a partner board's ad. Boards that also hire

@@ -236,10 +236,15 @@ def _parse_location(text: str) -> tuple[str | None, str | None, str | None, str 
         country = country or _COUNTRIES[last]
         parts.pop()
     # A country written first ("UK, Greater London") unless a region follows ("Italy, TX").
-    if len(parts) > 1 and parts[0] in _COUNTRIES and parts[0] not in _COUNTRY_CODES:
-        if parts[1] not in _REGIONS and parts[1] not in _REGION_CODES:
-            country = country or _COUNTRIES[parts[0]]
-            parts = parts[1:]
+    if (
+        len(parts) > 1
+        and parts[0] in _COUNTRIES
+        and parts[0] not in _COUNTRY_CODES
+        and parts[1] not in _REGIONS
+        and parts[1] not in _REGION_CODES
+    ):
+        country = country or _COUNTRIES[parts[0]]
+        parts = parts[1:]
     if len(parts) == 1 and parts[0] in _COUNTRIES:
         country = _COUNTRIES[parts[0]]
         parts = []

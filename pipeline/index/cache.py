@@ -144,11 +144,14 @@ class KeyCache:
             if part_id not in self._parts:
                 space, run, number = part_id[:3]
                 blob = db.execute(
-                    "SELECT data FROM key_parts WHERE space = ? AND run = ? AND part = ?", (space, run, number)
+                    "SELECT data FROM key_parts WHERE space = ? AND run = ? AND part = ?",
+                    (space, run, number),
                 ).fetchone()[0]
                 self._parts[part_id] = self._decoded(blob, part_id[5], part_id[6], part_id[7])
             parts.setdefault(part_id[0], []).append(self._parts[part_id])
-        spans = np.asarray(db.execute("SELECT first_id, n FROM ad_ids ORDER BY first_id").fetchall(), dtype=np.int64)
+        spans = np.asarray(
+            db.execute("SELECT first_id, n FROM ad_ids ORDER BY first_id").fetchall(), dtype=np.int64
+        )
         view = CacheView(
             generation=generation,
             parts=parts,

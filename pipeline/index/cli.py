@@ -89,9 +89,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from jobdedup.pipeline.model_files import model_from_args
     from jobdedup.pipeline.index.core import Index
     from jobdedup.pipeline.io import read_ads, write_table
+    from jobdedup.pipeline.model_files import model_from_args
 
     model = model_from_args(args)
     ads = read_ads(args.ads, model.config.max_description_chars)

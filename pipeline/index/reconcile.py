@@ -64,9 +64,7 @@ def reconcile(
     # New groups: the founding ad is the member with the smallest ad_id.
     fresh = np.flatnonzero(~existing)
     if len(fresh):
-        frame = pd.DataFrame(
-            {"label": new_labels[fresh], "ad_id": new_ad_ids[fresh], "id": new_id[fresh]}
-        )
+        frame = pd.DataFrame({"label": new_labels[fresh], "ad_id": new_ad_ids[fresh], "id": new_id[fresh]})
         founder = frame.sort_values(["label", "ad_id"]).groupby("label")["id"].first()
         new_gid[fresh] = founder.reindex(frame["label"]).to_numpy()
     # Merges and sizes.

@@ -391,7 +391,9 @@ def field_keys(fields: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         firsts, seconds = columns[first], columns[second]
         held = np.flatnonzero(~(pd.isna(firsts) | pd.isna(seconds))).tolist()
         if unless is not None:
-            held = [doc for doc in held if pd.isna(columns[unless][doc]) or seconds[doc] != columns[unless][doc]]
+            held = [
+                doc for doc in held if pd.isna(columns[unless][doc]) or seconds[doc] != columns[unless][doc]
+            ]
         docs += held
         strings += [f"{kind}\x1f{firsts[doc]}\x1f{seconds[doc]}" for doc in held]
     for name in FIELD_ITEMS:

@@ -121,7 +121,9 @@ class SqliteStore(StoreReads):
             )
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=0.0, check_same_thread=self.one_thread)
+            self.db = sqlite3.connect(
+                path, isolation_level=None, timeout=0.0, check_same_thread=self.one_thread
+            )
         self.db.execute("PRAGMA busy_timeout = 5000")
         try:
             has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
@@ -358,7 +360,9 @@ class SqliteStore(StoreReads):
         """
         ids = sorted_unique(np.asarray(ids, dtype=np.int64))
         self._id_table("gone", "id", ids)
-        gone = self.db.execute("SELECT a.id, a.gid FROM temp.gone g CROSS JOIN ads a ON a.id = g.id").fetchall()
+        gone = self.db.execute(
+            "SELECT a.id, a.gid FROM temp.gone g CROSS JOIN ads a ON a.id = g.id"
+        ).fetchall()
         gids = sorted({gid for _, gid in gone})
         founders = [i for i, gid in gone if i == gid]
         # A founding ad leaves: its group keeps the name (stored now, as the ad_id list is the only

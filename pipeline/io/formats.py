@@ -189,8 +189,7 @@ def _arrow_csv(data: bytes, header: list[str], block_size: int, delimiter: str =
 
 
 def _read_csv(data: bytes, p: Path) -> tuple[pd.DataFrame, int]:
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
+    data = data.removeprefix(_BOM)
     if not data[:4096].strip() and not data.strip():
         raise InputError(
             f"{p}: the file has no header row (it is blank); expected a CSV header.", path=str(p)

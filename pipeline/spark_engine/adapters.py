@@ -313,7 +313,8 @@ def name_vocabulary_of(ads: SparkFrame) -> np.ndarray:
         .toPandas()
     )
     columns = {
-        name: values.loc[values["column"] == name, "value"].tolist() for name in ("company", "location", "title")
+        name: values.loc[values["column"] == name, "value"].tolist()
+        for name in ("company", "location", "title")
     }
     rows = max(len(found) for found in columns.values())
     distinct = pd.DataFrame(

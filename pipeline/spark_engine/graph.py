@@ -131,7 +131,11 @@ def _cluster_component(
         return model.predict_proba(build_pair_features(inputs, left, right))[:, 1]
 
     labels = group_ads(
-        len(rows), accepted, score, settings["link_threshold"], settings["max_exact_size"],
+        len(rows),
+        accepted,
+        score,
+        settings["link_threshold"],
+        settings["max_exact_size"],
         units=grouping_units(inputs.fields, accepted, settings["copy_probability"]),
     )
     links = accepted.loc[edges["employer_link"].to_numpy(bool), ["i", "j"]].reset_index(drop=True)
