@@ -19,19 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from jobdedup.pipeline.clean import html_to_text
+from jobdedup.pipeline.io.contract import ADS_COLUMNS
 
-FIELDS = [
-    "ad_id",
-    "title",
-    "company",
-    "location",
-    "occupation",
-    "contact",
-    "url",
-    "posted_at",
-    "source",
-    "language",
-]
+FIELDS = [column for column in ADS_COLUMNS if column != "description"]
 DIFF_MIN_RATIO = 0.6
 WIDTH = 110
 

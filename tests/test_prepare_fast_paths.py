@@ -54,6 +54,18 @@ from jobdedup.pipeline.sketch import tokenize
 from jobdedup.pipeline.tokenizer import Tokens
 from tests.conftest import DATA
 
+SET_FIELDS = (
+    "full",
+    "core",
+    "numbers",
+    "employer_words",
+    "place_words",
+    "area_words",
+    "title_words",
+    "mentions",
+)
+"""The shingle and word sets of `PairInputs` that two ways of preparing must make alike."""
+
 
 def _reference_mention_sets(tokens: Tokens, names: np.ndarray, keep: np.ndarray | None) -> ShingleSets:
     hashes = tokens.word_hash.astype(np.uint32)
@@ -138,16 +150,7 @@ def test_prepared_batches_with_known_sets_in_parts_are_those_with_their_unions(b
     shared, own = names[::2], names[1::2]
     whole = prepare_batch(ads, config, merge_block_sets(known, learnt), names=names, keep_blocks=True)
     parts = prepare_batch(ads, config, (known, learnt), names=(WordTable(shared), own), keep_blocks=True)
-    for name in (
-        "full",
-        "core",
-        "numbers",
-        "employer_words",
-        "place_words",
-        "area_words",
-        "title_words",
-        "mentions",
-    ):
+    for name in SET_FIELDS:
         a, b = getattr(whole.inputs, name), getattr(parts.inputs, name)
         assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
     assert np.array_equal(whole.inputs.signatures, parts.inputs.signatures)
@@ -171,16 +174,7 @@ def test_prepared_again_is_prepared_anew(bundled_ads: pd.DataFrame, chunk_size: 
     known = (first.batch_boilerplate, blocks[::3])
     again = prepare_again(ads["description"], first.inputs, config, known, names)
     anew = prepare_batch(ads, config, known, names=names).inputs
-    for name in (
-        "full",
-        "core",
-        "numbers",
-        "employer_words",
-        "place_words",
-        "area_words",
-        "title_words",
-        "mentions",
-    ):
+    for name in SET_FIELDS:
         a, b = getattr(again, name), getattr(anew, name)
         assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.values, b.values), name
     assert np.array_equal(again.signatures, anew.signatures)
