@@ -12,8 +12,9 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
 - `round<N>_*` for the later `ROUNDS` (3-12, 2026-11-25 and 2026-11-27) — new pairs in the same
   three files, 10 % of each round read twice, blind; which corpora and model each round was drawn
   with is in data/NATURAL_PAIRS.md;
-- `adjudications.csv` — decisions on pairs whose two reads disagree and on pairs that a later
-  convention settled (each with its reason).
+- `adjudications.csv` — decisions on pairs whose two reads disagree, on pairs that a later
+  convention settled, and on labels that contradict each other (a~c and b~c one vacancy, a~b two;
+  `assemble` stops while any is left), each with its reason.
 
 Writes `data/natural_pairs.csv` (decided pairs: ad_id_a, ad_id_b, label, dup_type, stratum,
 corpus, round, reason), `data/natural_pairs_late.csv` (the decided pairs of `LATE_ROUNDS`, same
@@ -134,7 +135,34 @@ def assemble() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]
     judged = judged.sort_values(["round", "ad_id_a", "ad_id_b"], key=_round_number)
     decided = judged[judged["label"].isin(["0", "1"])]
     unsure = judged[judged["label"] == "unsure"]
+    contradicting = contradictions(decided)
+    if contradicting:
+        raise SystemExit(
+            f"{len(contradicting)} pair(s) labelled 0 whose two ads are each labelled 1 with a third ad "
+            f"(e.g. {contradicting[0]}): adjudicate them in adjudications.csv"
+        )
     return decided[COLUMNS], unsure[COLUMNS], figures
+
+
+def contradictions(decided: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """Labels one vacancy cannot all be true to: (a, b, c) where a~c and b~c are labelled 1 and a~b 0.
+
+    Example:
+        >>> pairs = pd.DataFrame({"ad_id_a": ["a", "b", "a"], "ad_id_b": ["c", "c", "b"], "label": ["1", "1", "0"]})
+        >>> contradictions(pairs)
+        [('a', 'b', 'c')]
+    """
+    same: dict[str, set[str]] = {}
+    positives = decided[decided["label"] == "1"]
+    for a, b in zip(positives["ad_id_a"], positives["ad_id_b"]):
+        same.setdefault(a, set()).add(b)
+        same.setdefault(b, set()).add(a)
+    negatives = decided[decided["label"] == "0"]
+    return [
+        (a, b, third)
+        for a, b in zip(negatives["ad_id_a"], negatives["ad_id_b"])
+        for third in sorted(same.get(a, set()) & same.get(b, set()))
+    ]
 
 
 def main() -> None:

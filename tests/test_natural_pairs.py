@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jobdedup.data.assemble_judgements import COLUMNS, assemble
+from jobdedup.data.assemble_judgements import COLUMNS, assemble, contradictions
 from jobdedup.models.dup_types import DUP_TYPES
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -37,6 +37,17 @@ def test_committed_files_are_what_the_raw_judgements_give(assembled, pairs):
     pd.testing.assert_frame_equal(decided.reset_index(drop=True).fillna(""), committed)
     committed_unsure = pd.read_csv(DATA / "natural_pairs_unsure.csv", dtype=str, keep_default_na=False)
     assert committed_unsure["ad_id_a"].tolist() == unsure["ad_id_a"].tolist()
+
+
+def test_no_label_contradicts_two_others(assembled):
+    """No pair labelled two vacancies whose ads are each labelled one vacancy with a third ad (the
+    check `assemble` stops on), and the check finds such a triangle when one is there."""
+    decided, _, _ = assembled
+    assert contradictions(decided) == []
+    triangle = pd.DataFrame(
+        {"ad_id_a": ["x", "y", "x"], "ad_id_b": ["z", "z", "y"], "label": ["1", "1", "0"]}
+    )
+    assert contradictions(pd.concat([decided, triangle], ignore_index=True)) == [("x", "y", "z")]
 
 
 def test_labels_types_and_strata(pairs):
