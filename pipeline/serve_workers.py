@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,31 +50,45 @@ def run_workers(args: argparse.Namespace, writes_allowed: bool) -> int:
     """Serve with `args.workers` processes under uvicorn's supervisor until interrupted (with
     `writes_allowed`, the supervisor relays the workers' writes to one writer child).
 
-    What `uvicorn.run(..., workers=N)` does, but the listening socket gets TCP_NODELAY, which the
-    connections it accepts inherit (Linux): uvicorn binds it with protocol 0, so asyncio does not
-    set TCP_NODELAY on those connections, and a response written in two parts (headers, body)
-    waited ~40 ms for the client's delayed ACK (/healthz took 44 ms with two workers, 1.2 ms with one).
+    The command line's process has pandas, LightGBM and the engine loaded (~170 MB of PSS at
+    1,000,000 indexed ads), which the supervisor never uses: it hands the settings over to a fresh
+    interpreter running `supervise` (same process id, same standard streams) and is replaced by it.
     """
+    settings = {k: _plain(getattr(args, k, None)) for k in _PASSED}
+    settings.update(workers=args.workers, writes_allowed=writes_allowed)
+    os.environ[SETTINGS] = json.dumps(settings)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "jobdedup.pipeline.serve_workers"])
+    return 1  # (not reached)
+
+
+def supervise() -> int:
+    """uvicorn's supervisor over the workers, as `run_workers` set it up (what `uvicorn.run(...,
+    workers=N)` does, but the listening socket gets TCP_NODELAY, which the connections it accepts
+    inherit (Linux): uvicorn binds it with protocol 0, so asyncio does not set TCP_NODELAY on those
+    connections, and a response written in two parts (headers, body) waited ~40 ms for the
+    client's delayed ACK (/healthz took 44 ms with two workers, 1.2 ms with one))."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     from jobdedup.pipeline.serve_writer import ModelSettings, WriterBroker
 
+    settings = json.loads(os.environ[SETTINGS])
     broker = None
-    if writes_allowed:  # (else the write endpoints are off)
-        model = ModelSettings({k: getattr(args, k, None) for k in _PASSED})  # (model_from_args picks its own)
-        broker = WriterBroker(Path(args.index), model, args.wait)
-    settings = {k: _plain(getattr(args, k, None)) for k in _PASSED}
+    if settings.pop("writes_allowed"):  # (else the write endpoints are off)
+        model = ModelSettings({k: settings[k] for k in _PASSED})  # (model_from_args picks its own)
+        broker = WriterBroker(Path(settings["index"]), model, settings["wait"])
     settings["writer"] = [broker.address, broker.authkey.hex()] if broker is not None else None
     os.environ[SETTINGS] = json.dumps(settings)
     config = uvicorn.Config(
         "jobdedup.pipeline.serve:worker_app",
         factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
+        host=settings["host"],
+        port=settings["port"],
+        workers=settings["workers"],
         access_log=False,
-        log_level="info" if not args.quiet else "warning",
+        log_level="info" if not settings["quiet"] else "warning",
         timeout_graceful_shutdown=5,
         timeout_worker_healthcheck=HEALTH_CHECK_SECONDS,
     )
@@ -100,4 +115,7 @@ def _plain(value: Any) -> Any:
     return str(value) if isinstance(value, Path) else value
 
 
-__all__ = ["SETTINGS", "run_workers", "worker_settings"]
+__all__ = ["SETTINGS", "run_workers", "supervise", "worker_settings"]
+
+if __name__ == "__main__":
+    sys.exit(supervise())

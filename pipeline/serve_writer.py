@@ -38,11 +38,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from jobdedup.pipeline.errors import JobdedupError
+
+if TYPE_CHECKING:  # (uvicorn's supervisor imports this module: it loads no pandas)
+    import pandas as pd
 
 NICENESS = 10  # the writes' CPU priority below the checks'
 IDLE_SECONDS = 60.0  # the child is stopped after this long without a write
