@@ -42,6 +42,7 @@ import logging
 import math
 import os
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -64,6 +65,8 @@ DRAIN_BYTES = 5 * MAX_BYTES
 READERS = 4  # read connections (checks in flight at once; more wait for a free one)
 REFRESH_SECONDS = 0.05  # how often a service looks for another process's commit (`Service.keep_current`)
 STRING_FIELDS = ADS_COLUMNS  # every contract column is text (or null)
+# A surrogate escape ("\ud800") in a body: JSON allows a lone one, which no UTF-8 text can hold.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 log = logging.getLogger("jobdedup.serve")
 
 
@@ -108,6 +111,7 @@ def parse_ads(body: bytes) -> pd.DataFrame:
             f"split the batch into requests of at most {MAX_ADS:,} ads",
         )  # fmt: skip
     seen: dict[str, int] = {}
+    surrogates = _SURROGATE_ESCAPE.search(body) is not None
     for i, ad in enumerate(ads):
         if not isinstance(ad, dict):
             raise BadInput(
@@ -124,6 +128,11 @@ def parse_ads(body: bytes) -> pd.DataFrame:
                     else f"send {column} as a JSON string (or null when unknown)"
                 )  # fmt: skip
                 raise BadInput(f"{name(i)}.{column}", f"a JSON {type(value).__name__}, not a string", fix)
+            if surrogates and value is not None and not _is_unicode_text(value):
+                raise BadInput(
+                    f"{name(i)}.{column}", "holds a lone surrogate escape (such as \\ud800), which is not text",
+                    "send valid Unicode text: escape a character outside the BMP as a surrogate pair or as UTF-8",
+                )  # fmt: skip
         if not ad_id.strip():
             raise BadInput(f"{name(i)}.ad_id", "empty", "give every ad a non-empty string ad_id")
         if "description" not in ad:
@@ -141,6 +150,15 @@ def parse_ads(body: bytes) -> pd.DataFrame:
         seen[ad_id] = i
     columns = {c: [ad.get(c) for ad in ads] for c in ADS_COLUMNS}
     return pd.DataFrame(columns, dtype=object)
+
+
+def _is_unicode_text(value: str) -> bool:
+    """Whether `value` can be UTF-8 encoded (a lone surrogate cannot)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _too_large(size: int) -> BadInput:

@@ -265,6 +265,23 @@ def test_bad_input_is_422_naming_field_and_fix(served, body, field, words):
     assert service.client.get("/healthz").status_code == 200
 
 
+def test_a_lone_surrogate_escape_is_422_and_a_surrogate_pair_is_text(served):
+    """JSON lets a string hold "\\ud800" alone, which no UTF-8 text can: 422 naming the field
+    (an index add failed on it with a 500); a pair ("\\ud83d\\ude00") is one character, checked."""
+    service, _, _ = served
+    headers = {"Content-Type": "application/json"}
+    lone = (
+        b'[{"ad_id": "s1", "description": "x"}, {"ad_id": "s2", "description": "y", "title": "Chef \\ud800"}]'
+    )
+    for url in ("/v1/check", "/v1/ads"):
+        answer = service.client.post(url, content=lone, headers=headers)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["field"] == "ads[1].title" and "surrogate" in answer.json()["error"]
+    pair = b'{"ad_id": "s3", "description": "Chef wanted \\ud83d\\ude00 in Leeds"}'
+    answer = service.client.post("/v1/check", content=pair, headers=headers)
+    assert answer.status_code == 200 and answer.json()["ads"][0]["ad_id"] == "s3"
+
+
 def test_oversized_body_is_422_and_service_keeps_serving(served):
     service, _, _ = served
     big = json.dumps([{"ad_id": f"a{i}", "description": "x" * 5000} for i in range(4300)]).encode()
