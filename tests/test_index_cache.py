@@ -83,6 +83,9 @@ def test_key_parts_mapped_from_files_answer_as_decoded_ones(tmp_path, default_mo
             assert all(p.file and isinstance(p.keys, np.memmap) for p in mapped)
     names = {p.file for p in mapped}
     assert {f.name.split(".")[0] for f in folder.iterdir()} >= names
+    # The ad_id lists that the checks read back are mapped from files too, one copy for both caches.
+    id_files = {f.name.split(".")[0] for f in folder.iterdir() if f.name.startswith("ids")}
+    assert id_files and first._id_files == second._id_files == id_files and not memory._id_files
     # A truncated file is decoded and written again.
     broken = folder / (min(names) + ".keys.npy")
     broken.write_bytes(broken.read_bytes()[:100])
@@ -104,7 +107,7 @@ def test_key_parts_mapped_from_files_answer_as_decoded_ones(tmp_path, default_mo
 
 
 def test_cached_store_connections_keep_a_small_page_cache(tmp_path):
-    """Keys come from the cache: a service connection keeps 16 MB of SQLite pages, not 256 MB."""
+    """Keys come from the cache: a service connection keeps 4 MB of SQLite pages, not 256 MB."""
     from jobdedup.pipeline.index.cache import PAGE_CACHE_KB
 
     with open_cached(tmp_path / "ads.jdx", KeyCache()) as cached, Index.open(tmp_path / "ads.jdx") as plain:
@@ -141,3 +144,21 @@ def test_cached_runs_answer_as_the_stored_runs(tmp_path, default_model, test_ads
                 assert np.array_equal(found[0][order], stored[0][stored_order])
                 assert np.array_equal(found[1][order], stored[1][stored_order])
             assert len(cached.store._runs_lookup(space, np.unique(held))[0]) >= len(np.unique(held))
+
+
+def test_a_part_file_is_published_once_and_never_replaced_under_a_reader(tmp_path):
+    """Two processes decoding one part at once (a service's workers starting) map one file: the
+    second save keeps the first's file, whose inode a reader has mapped; a broken file is replaced
+    only when asked."""
+    from jobdedup.pipeline.index.key_files import SUFFIXES, map_arrays, save_arrays
+
+    keys, ads = np.arange(10, dtype=np.uint64), np.arange(10, dtype=np.int32)
+    save_arrays(tmp_path, "part", (keys, ads), SUFFIXES)
+    first = (tmp_path / "part.keys.npy").stat().st_ino
+    mapped = map_arrays(tmp_path, "part", SUFFIXES)
+    save_arrays(tmp_path, "part", (keys, ads), SUFFIXES)
+    assert (tmp_path / "part.keys.npy").stat().st_ino == first
+    assert mapped is not None and mapped[0].tolist() == keys.tolist()
+    save_arrays(tmp_path, "part", (keys, ads), SUFFIXES, replace=True)
+    assert (tmp_path / "part.keys.npy").stat().st_ino != first
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

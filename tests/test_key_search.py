@@ -49,11 +49,11 @@ def test_keys_that_differ_only_below_float_precision_are_told_apart() -> None:
 def test_fences_of_a_mapped_part_are_read_from_its_file(tmp_path) -> None:
     """A memory-mapped part's fences (read with `os.pread`, not through the mapping) are every
     `FENCE_STEP`-th key, as of the same keys in memory."""
-    from jobdedup.pipeline.index.key_files import map_part, save_part
+    from jobdedup.pipeline.index.key_files import SUFFIXES, map_arrays, save_arrays
     from jobdedup.pipeline.index.key_search import FENCE_STEP, fences
 
     keys = np.sort(np.random.default_rng(3).integers(0, 2**64, 3 * FENCE_STEP + 5, dtype=np.uint64))
-    save_part(tmp_path, "part", keys, np.arange(len(keys)))
-    mapped, _ = map_part(tmp_path, "part")
+    save_arrays(tmp_path, "part", (keys, np.arange(len(keys))), SUFFIXES)
+    mapped, _ = map_arrays(tmp_path, "part", SUFFIXES)
     assert isinstance(mapped, np.memmap)
     assert fences(mapped).tolist() == fences(keys).tolist() == keys[::FENCE_STEP].tolist()

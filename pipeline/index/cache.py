@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -35,18 +36,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import xxhash
 import zstandard
 
 from jobdedup.features.shingle_sets import sorted_member, sorted_union, sorted_unique
 from jobdedup.pipeline.index.blobs import decode_part, decode_sorted
-from jobdedup.pipeline.index.key_files import drop_stale_parts, map_part, save_part
+from jobdedup.pipeline.index.key_files import ID_SUFFIXES, SUFFIXES, drop_stale_parts, shared_arrays
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
 from jobdedup.pipeline.index.key_search import fences, matching_entries
 from jobdedup.pipeline.index.sqlite_store import SqliteStore
 
-PAGE_CACHE_KB = 16_384  # SQLite's page cache of a connection reading through a KeyCache
-VIEWS_KEPT = 3  # generations whose views stay (transactions that began before a commit still use theirs)
+PAGE_CACHE_KB = 4_096  # SQLite's page cache of a connection reading through a KeyCache (16 MB: no faster)
+VIEWS_KEPT = 2
+"""Generations whose views stay, for transactions that began before a commit (a transaction holds
+its own view whatever the cache drops). Only the newest keeps its derived tables (~45 MB at
+1,000,000 ads: the merged boilerplate and the name-word table); an older one builds them again if a
+lingering transaction asks."""
 
 # A key part is identified by its catalogue row; blobs are never rewritten in place.
 _PartId = tuple[int, int, int, int, int, int, int, int, int]
@@ -106,7 +112,8 @@ class KeyCache:
         self.lock = threading.Lock()
         self._parts: dict[_PartId, _Part] = {}
         self._views: OrderedDict[int, tuple[CacheView, frozenset[_PartId]]] = OrderedDict()
-        self._ad_ids: dict[int, np.ndarray] = {}
+        self._ad_ids: dict[int, pa.LargeStringArray] = {}
+        self._id_files: set[str] = set()  # ad_id lists' files (never stale: lists stay)
         self._dictionaries: dict[int, bytes] = {}
         # `_batch_union`'s (rows, last batch, values) of each table
         self._unions: dict[str, tuple[int, int, np.ndarray]] = {}
@@ -121,6 +128,9 @@ class KeyCache:
                 self._views.move_to_end(generation)
                 return held[0]
             view, ids = self._build(store, generation)
+            for held_generation, (older, _) in self._views.items():
+                if held_generation < generation:
+                    older.derived.clear()
             self._views[generation] = (view, ids)
             while len(self._views) > VIEWS_KEPT:
                 self._views.popitem(last=False)
@@ -128,7 +138,7 @@ class KeyCache:
             for gone in set(self._parts) - live:
                 del self._parts[gone]
             if self.directory is not None:
-                drop_stale_parts(self.directory, {p.file for p in self._parts.values()})
+                drop_stale_parts(self.directory, {p.file for p in self._parts.values()} | self._id_files)
             self.refreshes += 1
             return view
 
@@ -189,24 +199,33 @@ class KeyCache:
     def _decoded(self, blob: bytes, first_key: int, last_key: int, min_ad: int) -> _Part:
         """A part's keys and ads: mapped from the directory's files (written first if absent), or
         decoded into memory."""
-        if self.directory is not None:
-            name = xxhash.xxh3_128_hexdigest(blob + f"|{first_key}|{min_ad}".encode())
-            found = map_part(self.directory, name)
-            if found is None:
-                save_part(self.directory, name, *_decode(blob, first_key, min_ad))
-                found = map_part(self.directory, name)
-            if found is not None:
-                return _Part(first_key, last_key, *found, file=name)
-        return _Part(first_key, last_key, *_decode(blob, first_key, min_ad))
+        if self.directory is None:
+            return _Part(first_key, last_key, *_decode(blob, first_key, min_ad))
+        name = xxhash.xxh3_128_hexdigest(blob + f"|{first_key}|{min_ad}".encode())
+        (keys, ads), mapped = shared_arrays(
+            self.directory, name, SUFFIXES, lambda: _decode(blob, first_key, min_ad)
+        )
+        return _Part(first_key, last_key, keys, ads, file=name if mapped else None)
 
-    def ad_id_list(self, store: SqliteStore, first_id: int) -> np.ndarray:
-        """The ad_ids of the committed list starting at `first_id` (lists are never rewritten)."""
+    def ad_id_list(self, store: SqliteStore, first_id: int) -> pa.LargeStringArray:
+        """The ad_ids of the committed list starting at `first_id` (lists are never rewritten), as
+        UTF-8 bytes and offsets: mapped from the directory's files like key parts, so that every
+        process over the index shares them (as Python strings, ~100 MB per process at 1,000,000 ads)."""
         found = self._ad_ids.get(first_id)
         if found is None:
-            import json
-
             blob = store.db.execute("SELECT data FROM ad_ids WHERE first_id = ?", (first_id,)).fetchone()[0]
-            found = np.asarray(json.loads(zstandard.ZstdDecompressor().decompress(blob)), dtype=object)
+            if self.directory is None:
+                offsets, chars = _id_arrays(blob)
+            else:
+                name = "ids" + xxhash.xxh3_128_hexdigest(blob)
+                (offsets, chars), mapped = shared_arrays(
+                    self.directory, name, ID_SUFFIXES, lambda: _id_arrays(blob)
+                )
+                if mapped:
+                    self._id_files.add(name)
+            found = pa.LargeStringArray.from_buffers(
+                len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(chars)
+            )
             self._ad_ids[first_id] = found
         return found
 
@@ -221,6 +240,14 @@ class KeyCache:
         """Bytes held by decoded key parts (ad_id lists and dictionaries not counted)."""
         with self.lock:
             return sum(p.nbytes for p in self._parts.values())
+
+
+def _id_arrays(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """An ad_id list's blob (zstd-compressed JSON) as int64 offsets and UTF-8 bytes."""
+    encoded = [ad_id.encode() for ad_id in json.loads(zstandard.ZstdDecompressor().decompress(blob))]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
 
 
 def _decode(blob: bytes, first_key: int, min_ad: int) -> tuple[np.ndarray, np.ndarray]:
@@ -352,7 +379,9 @@ class CachedSqliteStore(SqliteStore):
         for span in np.unique(which):
             first = int(spans[span, 0])
             mask = which == span
-            out[mask] = self.cache.ad_id_list(self, first)[ids[mask] - first]
+            out[mask] = (
+                self.cache.ad_id_list(self, first).take(ids[mask] - first).to_numpy(zero_copy_only=False)
+            )
         return out
 
 
