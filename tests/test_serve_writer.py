@@ -113,3 +113,18 @@ def test_broker_relays_two_workers_writes_to_one_child(tmp_path, default_model, 
     assert not broker.writer.running
     with Index.open(path, read_only=True) as index:
         assert index.stats()["ads"] == 19
+
+
+def test_the_workers_supervisor_imports_neither_pandas_nor_lightgbm():
+    """`serve --workers` execs its supervisor as `python -m jobdedup.pipeline.serve_workers`: what that
+    module and the writer broker import must stay light (pandas, pyarrow and LightGBM made the
+    supervisor 173 MB of PSS at 1,000,000 ads, for nothing it used)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, jobdedup.pipeline.serve_workers, jobdedup.pipeline.serve_writer, uvicorn.supervisors; "
+        "print(sorted(m for m in ('pandas', 'pyarrow', 'lightgbm', 'numba', 'sklearn') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
