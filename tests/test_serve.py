@@ -212,6 +212,11 @@ def test_add_get_delete_stats(served, test_ads):
     assert gone.status_code == 200 and gone.json()["removed"] == 1
     assert client.get(f"/v1/ads/{quote(joined['ad_id'], safe='')}").status_code == 404
     assert client.delete(f"/v1/ads/{quote(joined['ad_id'], safe='')}").status_code == 404
+    # The index's figures are kept per generation: the same until a write, then the new ones.
+    after, again = client.get("/v1/stats").json(), client.get("/v1/stats").json()
+    assert after["ads"] == stats["ads"] - 1 and {k: v for k, v in again.items() if k != "service"} == {
+        k: v for k, v in after.items() if k != "service"
+    }
     assert client.get("/v1/groups/no-such-group").status_code == 404
     assert client.get(f"/v1/ads/{quote('a/b #c', safe='')}").status_code == 404  # any ad_id, quoted
     assert client.get("/v1/stats").json()["ads"] == before["ads"] + 29
