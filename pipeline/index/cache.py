@@ -40,12 +40,14 @@ import pyarrow as pa
 import xxhash
 import zstandard
 
-from jobdedup.features.shingle_sets import sorted_member, sorted_union, sorted_unique
+from jobdedup.features.shingle_sets import sorted_union
 from jobdedup.pipeline.index.blobs import decode_part, decode_sorted
 from jobdedup.pipeline.index.key_files import ID_SUFFIXES, SUFFIXES, drop_stale_parts, shared_arrays
-from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS
+from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_KEYS, live_entries
 from jobdedup.pipeline.index.key_search import fences, matching_entries
+from jobdedup.pipeline.index.sqlite_reads import union_of_rows
 from jobdedup.pipeline.index.sqlite_store import SqliteStore
+from jobdedup.pipeline.tokenizer import utf8_buffer
 
 PAGE_CACHE_KB = 4_096  # SQLite's page cache of a connection reading through a KeyCache (16 MB: no faster)
 VIEWS_KEPT = 2
@@ -190,8 +192,7 @@ class KeyCache:
                 values = sorted_union(held[2], *new) if new else held[2]
                 self._unions[table] = (count, last, values)
                 return values
-        rows = [decode_sorted(blob) for (blob,) in db.execute(f"SELECT data FROM {table}")]
-        values = sorted_unique(np.concatenate(rows)) if rows else np.zeros(0, dtype=np.uint64)
+        values = union_of_rows(db, table)
         if held is None or last >= held[1]:
             self._unions[table] = (count, last, values)
         return values
@@ -205,7 +206,7 @@ class KeyCache:
         (keys, ads), mapped = shared_arrays(
             self.directory, name, SUFFIXES, lambda: _decode(blob, first_key, min_ad)
         )
-        return _Part(first_key, last_key, keys, ads, file=name if mapped else None)
+        return _Part(first_key, last_key, keys, ads, file=name if mapped else "")
 
     def ad_id_list(self, store: SqliteStore, first_id: int) -> pa.LargeStringArray:
         """The ad_ids of the committed list starting at `first_id` (lists are never rewritten), as
@@ -244,10 +245,8 @@ class KeyCache:
 
 def _id_arrays(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     """An ad_id list's blob (zstd-compressed JSON) as int64 offsets and UTF-8 bytes."""
-    encoded = [ad_id.encode() for ad_id in json.loads(zstandard.ZstdDecompressor().decompress(blob))]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    chars, offsets = utf8_buffer(json.loads(zstandard.ZstdDecompressor().decompress(blob)))
+    return offsets, chars
 
 
 def _decode(blob: bytes, first_key: int, min_ad: int) -> tuple[np.ndarray, np.ndarray]:
@@ -333,13 +332,7 @@ class CachedSqliteStore(SqliteStore):
                 if len(rows):
                     positions.append(lo + rows)
                     ads.append(part.ads[entries].astype(np.int64))
-        if not positions:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        position, ad = np.concatenate(positions), np.concatenate(ads)
-        if len(view.removed) and space != SPACE_BLOCKS:  # (a block sighting's "ad" is its value)
-            live = ~sorted_member(ad, view.removed)
-            position, ad = position[live], ad[live]
-        return position, ad
+        return live_entries(positions, ads, space, self._removed)
 
     def _removed(self) -> np.ndarray:
         return self._view.removed if self._view is not None else super()._removed()

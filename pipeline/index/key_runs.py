@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,21 @@ RUN_BASE = 1 << 18  # a run of up to this many entries is level 0; level l holds
 FANIN = 4  # this many runs of one level are merged into one
 MAX_MERGE_LEVEL = 1  # runs above this level (> ~1M entries, ~25,000 ads) are not merged again,
 # so a merge handles at most ~4M entries (under a second); a lookup decodes every run anyway
+
+
+def live_entries(
+    positions: list[np.ndarray], ads: list[np.ndarray], space: int, removed: Callable[[], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (position in keys, ad) entries a look-up found part by part, without those of removed
+    ads (`removed()`, asked only if any was found; a block sighting's "ad" is its value)."""
+    if not positions:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    position, ad = np.concatenate(positions), np.concatenate(ads)
+    gone = removed() if space != SPACE_BLOCKS else np.zeros(0, dtype=np.int64)
+    if len(gone):
+        live = ~sorted_member(ad, gone)
+        position, ad = position[live], ad[live]
+    return position, ad
 
 
 def _level(entries: int) -> int:
@@ -74,14 +90,7 @@ class KeyRuns:
                 if len(rows):
                     positions.append(lo + rows)
                     ads.append(part.ads(entries))
-        if not positions:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        position, ad = np.concatenate(positions), np.concatenate(ads)
-        removed = self._removed() if space != SPACE_BLOCKS else np.zeros(0, dtype=np.int64)
-        if len(removed):
-            live = ~sorted_member(ad, removed)
-            position, ad = position[live], ad[live]
-        return position, ad
+        return live_entries(positions, ads, space, self._removed)
 
     def _write_run(self, space: int, keys: np.ndarray, ads: np.ndarray, run: int | None = None) -> None:
         """Store (key, ad) entries (any order) as one sorted run, cut into parts."""

@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,13 @@ from jobdedup.pipeline.index.blobs import decode_sorted
 from jobdedup.pipeline.index.errors import IndexFileError
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_KEYS, KeyRuns
 from jobdedup.pipeline.index.tables import int64_table, sightings_table
+
+
+def union_of_rows(db: sqlite3.Connection, table: str) -> np.ndarray:
+    """The sorted union (uint64) of the values of a table of one row per batch (`blocks`:
+    boilerplate, `names`: name words)."""
+    rows = [decode_sorted(blob) for (blob,) in db.execute(f"SELECT data FROM {table}")]
+    return sorted_unique(np.concatenate(rows)) if rows else np.zeros(0, dtype=np.uint64)
 
 
 class StoreReads(KeyRuns):
@@ -176,8 +184,7 @@ class StoreReads(KeyRuns):
         return taken
 
     def boilerplate(self) -> np.ndarray:
-        parts = [decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM blocks")]
-        return sorted_unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
+        return union_of_rows(self.db, "blocks")
 
     def block_sightings(self, keys: np.ndarray) -> pd.DataFrame:
         """The stored sightings (`key`, `value`) of these block keys (`pipeline.index.blocks`)."""
@@ -186,10 +193,7 @@ class StoreReads(KeyRuns):
         return sightings_table(distinct[position].astype(np.int64), values)
 
     def name_words(self) -> np.ndarray:
-        parts = [decode_sorted(blob) for (blob,) in self.db.execute("SELECT data FROM names")]
-        return (
-            sorted_unique(np.concatenate(parts)).astype(np.uint32) if parts else np.zeros(0, dtype=np.uint32)
-        )
+        return union_of_rows(self.db, "names").astype(np.uint32)
 
     def next_id(self) -> int:
         return int(self.db.execute("SELECT COALESCE(MAX(first_id + n), 1) FROM ad_ids").fetchone()[0])
