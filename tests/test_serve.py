@@ -490,6 +490,10 @@ def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_servi
         assert all(not _descendants(worker) for worker in seen)
     finally:
         service.stop()
+    # No named semaphore left behind (tqdm's lock, made by a disabled progress bar, once was one per
+    # worker): multiprocessing's resource tracker, a child of the supervisor, says so as it ends.
+    time.sleep(1)
+    assert "leaked semaphore" not in (tmp_path / "workers.log").read_text()
     before = _stats(path)
     service = Served(path, tmp_path / "killed_workers.log", workers=2, env={SLEEP_HOOK: "120"})
     poster = threading.Thread(
