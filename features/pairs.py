@@ -31,7 +31,9 @@ from jobdedup.features.salaries import salary_bands_disjoint
 from jobdedup.features.shingle_sets import (
     ShingleSets,
     ads_of_pairs,
+    index_ranges,
     intersection_sizes,
+    sorted_member,
     word_hash_set,
     word_sets,
 )
@@ -186,22 +188,30 @@ def _shared_item(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.n
     """For tuple-valued fields (e-mails, phones, domains): 1 if any item is shared, 0 if none, NaN if a side has none."""
     if len(values) <= FEW_VALUES:
         return _shared_item_few(values, left, right)
-    exploded = values.reset_index(drop=True).explode().dropna()
+    owned, width = _ad_items(values)
+    doc = owned // width
     has_items = np.zeros(len(values), dtype=bool)
-    has_items[exploded.index.to_numpy(dtype=np.int64)] = True
+    has_items[doc] = True
     out = np.full(len(left), np.nan)
-    both = has_items[left] & has_items[right]
+    both = np.flatnonzero(has_items[left] & has_items[right])
     out[both] = 0.0
-    if both.any() and len(exploded):
-        item_codes = pd.factorize(exploded.astype(str))[0]
-        doc_item = pd.DataFrame({"doc": exploded.index.to_numpy(dtype=np.int64), "item": item_codes})
-        pair_rows = pd.DataFrame({"pair": np.flatnonzero(both), "doc": left[both]})
-        left_items = pair_rows.merge(doc_item, on="doc")[["pair", "item"]]
-        pair_rows["doc"] = right[both]
-        right_items = pair_rows.merge(doc_item, on="doc")[["pair", "item"]]
-        shared = left_items.merge(right_items, on=["pair", "item"])["pair"].unique()
-        out[shared] = 1.0
+    if len(both):
+        # Each pair's left items, looked up as (right ad, item) among every ad's (ad, item).
+        first = np.searchsorted(doc, left[both])
+        count = np.searchsorted(doc, left[both], side="right") - first
+        pair = np.repeat(both, count)
+        wanted = right[pair] * width + owned[index_ranges(first, count)] % width
+        out[pair[sorted_member(wanted, owned)]] = 1.0
     return out
+
+
+def _ad_items(values: pd.Series) -> tuple[np.ndarray, np.int64]:
+    """Every distinct (ad, item) of the ads' tuples as one sorted key `ad * width + item code`, and
+    `width`; missing items and values that are no tuple (NA) are left out."""
+    exploded = values.reset_index(drop=True).explode().dropna()
+    codes = pd.factorize(exploded.astype(str))[0]
+    width = np.int64(codes.max() + 1 if len(codes) else 1)
+    return np.unique(exploded.index.to_numpy(dtype=np.int64) * width + codes), width
 
 
 def _shared_item_few(values: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -139,3 +139,23 @@ def test_other_city_and_other_level_are_flagged():
     ]
     f = _features(rows, [(0, 1)]).iloc[0]
     assert f["location_conflict"] == 1.0 and f["title_level_differs"] == 1.0
+
+
+def test_shared_items_of_many_ads_match_pair_by_pair():
+    """The contact-match features of a batch (a vectorised look-up over every ad's items) are what
+    comparing the two ads' items gives, with missing items and ads without any left out."""
+    from jobdedup.features.pairs import _shared_item
+
+    rng = np.random.default_rng(7)
+    vocab = ["a@x.com", "b@y.com", "+441234567890", "acme.co.uk", "z"]
+    cells = [None, (), ("a@x.com",), ("a@x.com", None), ("b@y.com", "z"), ("z", "acme.co.uk", "z")]
+    values = pd.Series([cells[i] for i in rng.integers(0, len(cells), 60)], dtype=object)
+    values[58] = tuple(vocab)
+    left, right = rng.integers(0, 60, 400), rng.integers(0, 60, 400)
+    items = [{x for x in cell if x is not None} if cell else set() for cell in values]
+    expected = [
+        (1.0 if items[a] & items[b] else 0.0) if items[a] and items[b] else np.nan
+        for a, b in zip(left, right)
+    ]
+    np.testing.assert_array_equal(_shared_item(values, left, right), np.array(expected))
+    assert {0.0, 1.0} <= set(np.unique(_shared_item(values, left, right)[~np.isnan(expected)]))
