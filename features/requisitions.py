@@ -45,14 +45,18 @@ _WORKDAY_URL_RE = re.compile(r"myworkdayjobs\.com/.+_([a-z]{0,3}-?\d{5,}(?:-\d+)
 _APPLE_URL_RE = re.compile(r"jobs\.apple\.com/.*/details/(\d{6,})", re.I)
 # Words that introduce a number in text (as the tokeniser sees them: "Req ID: 12903" → req id 12903);
 # a caller with tokens searches only the texts where one is followed by a number-bearing word.
+# "number" is one for a label glued to the word before it by a scrape that dropped line breaks
+# ("£30,000Reference Number: 10082": the tokeniser's word is "000reference"); it brings ~4 % more
+# texts to the search, where `_LABELLED_RE` still needs the label itself.
 LABEL_WORDS = (
-    "req requisition job position vacancy vacature vacaturenr stellen referenz ref reference kennziffer jr r"
+    "req requisition job position vacancy vacature vacaturenr stellen referenz ref reference kennziffer jr r number"
 ).split()
 # Markup between a label and its id ("**Req ID:** 5543", "<strong>Job ID: </strong>P77413") and
 # words glued by a scraper that dropped line breaks ("Job reference: 10298Job Description",
 # "£30,000 DOEReference Number: 10082").
 _TAG_RE = re.compile(r"<[^<>]{0,200}>")
-_EMPHASIS_RE = re.compile(r"\*+|_{2,}|\\")
+_STARS_RE = re.compile(r"\*+")
+_UNDERSCORES_RE = re.compile(r"_{2,}")
 _GLUED_RE = re.compile(r"(?<=[a-zA-Z0-9])(?=[A-Z][a-z])")
 _DATE_RE = re.compile(r"^\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}$|^(?:19|20)\d\d$")
 _RANGE_RE = re.compile(r"^\d{1,4}-\d{1,5}$")
@@ -72,7 +76,17 @@ def _searchable(text: str) -> str:
     """`text` without HTML tags, entities and markdown emphasis, glued words split apart."""
     if "&" in text:
         text = html.unescape(text)
-    return _GLUED_RE.sub(" ", _EMPHASIS_RE.sub(" ", _TAG_RE.sub(" ", text)))
+    return _GLUED_RE.sub(" ", _without_emphasis(_TAG_RE.sub(" ", text)))
+
+
+def _without_emphasis(text: str) -> str:
+    """`text` with each run of "*", each run of two or more "_" and each backslash made one space.
+    (Each only where a literal test finds it: one regex of the three scanned every text, ~0.1 ms.)"""
+    if "*" in text:
+        text = _STARS_RE.sub(" ", text)
+    if "__" in text:
+        text = _UNDERSCORES_RE.sub(" ", text)
+    return text.replace("\\", " ") if "\\" in text else text
 
 
 def _found(text: object, patterns: tuple[re.Pattern[str], ...], clean: bool) -> set[str]:

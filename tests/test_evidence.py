@@ -155,6 +155,22 @@ def test_requisition_numbers_behind_markup_and_glued_words():
     ]
 
 
+def test_reference_label_glued_to_the_word_before_is_searched_for():
+    """A scrape that dropped line breaks glues the label to the salary before it (Recruit UK's two
+    IFA Administrator ads on Adzuna): the texts are still searched, and two references are two
+    openings."""
+
+    def ad(ad_id: str, ref: str) -> dict:
+        return {"ad_id": ad_id, "title": "IFA Administrator", "company": "Recruit UK", "location": "Birmingham",
+                "description": f"{BODY} Location: BirminghamSalary: £26,000 - £30,000Reference Number: {ref}"
+                               "Recruit UK is working with a financial advisers' practice."}  # fmt: skip
+
+    batch = prepare_batch(_ads([ad("a", "10298"), ad("b", "10082")]), Config(), np.zeros(0, dtype=np.uint64))
+    assert batch.inputs.fields["refs"].tolist() == [("10298",), ("10082",)]
+    features = build_pair_features(batch.inputs, np.array([0]), np.array([1]))
+    assert rule_names(features).tolist() == ["different_requisitions"]
+
+
 def test_salary_bands_found_and_estimates_left_out():
     texts = pd.Series([
         "Data Architect - Bristol - up to £120,000 plus car allowance (SC clearance)",
