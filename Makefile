@@ -33,11 +33,11 @@ wheel-check: $(STAMP)
 ## (train and test splits and the later natural rounds: the held-out figures in README come from
 ## the demo's train-only model)
 model: $(STAMP)
-	$(BIN)/jobdedup train --ads data/train_ads.parquet --labels data/train_labels.parquet \
-		--ads data/natural_train_ads.parquet --labels data/natural_train_pairs.csv \
-		--ads data/test_ads.parquet --labels data/test_labels.parquet \
-		--ads data/natural_test_ads.parquet --labels data/natural_test_pairs.csv \
-		--ads data/natural_late_ads.parquet --labels data/natural_pairs_late.csv \
+	$(BIN)/jobdedup train --ads data/train_ads.parquet --labels data/train_labels.parquet --weight 1 \
+		--ads data/natural_train_ads.parquet --labels data/natural_train_pairs.csv --weight 0.5 \
+		--ads data/test_ads.parquet --labels data/test_labels.parquet --weight 1 \
+		--ads data/natural_test_ads.parquet --labels data/natural_test_pairs.csv --weight 0.5 \
+		--ads data/natural_late_ads.parquet --labels data/natural_pairs_late.csv --weight 0.5 \
 		--model models/default/model.json --seed 1 --force --quiet
 
 ## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)

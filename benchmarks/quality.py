@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jobdedup.data import BUNDLED_DATA, NATURAL_SETS, SYNTHETIC_SETS
+from jobdedup.data import BUNDLED_DATA, NATURAL_PAIR_WEIGHT, NATURAL_SETS, SYNTHETIC_SETS, set_weights
 from jobdedup.models.dup_types import DUP_TYPES
 from jobdedup.models.group_audit import employer_mix
 from jobdedup.pipeline.config import Config
@@ -75,8 +75,8 @@ def natural_pairs() -> pd.DataFrame:
     return pd.concat([pd.read_csv(path, dtype=str) for path in NATURAL_PAIRS], ignore_index=True)
 
 
-def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any]]:
-    """The shipped model's training sets, without any ad of corpus `held_out`."""
+def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any], list[float]]:
+    """The shipped model's training sets and their weights, without any ad of corpus `held_out`."""
     ads_sets, label_sets = [], []
     for ads_file, labels_file in SYNTHETIC_SETS:
         ads = read_ads(BUNDLED_DATA / ads_file)
@@ -96,7 +96,7 @@ def _training_sets(held_out: str | None) -> tuple[list[pd.DataFrame], list[Any]]
     label_sets.append(
         validate_labels(pairs[["ad_id_a", "ad_id_b", "label", "dup_type"]], ads, source="natural")
     )
-    return ads_sets, label_sets
+    return ads_sets, label_sets, [*set_weights(SYNTHETIC_SETS), NATURAL_PAIR_WEIGHT]
 
 
 def leave_one_corpus_out(real_ads: pd.DataFrame, config: Config) -> tuple[list[dict], dict]:
@@ -160,12 +160,12 @@ def synthetic(config: Config) -> list[dict]:
     return rows
 
 
-def _demo_training_sets() -> tuple[list[pd.DataFrame], list[Any]]:
+def _demo_training_sets() -> tuple[list[pd.DataFrame], list[Any], list[float]]:
     from jobdedup.data import TRAINING_SETS
 
     ads = [read_ads(BUNDLED_DATA / a) for a, _ in TRAINING_SETS]
     labels = [read_labels(BUNDLED_DATA / lab, ads=x) for (_, lab), x in zip(TRAINING_SETS, ads)]
-    return ads, labels
+    return ads, labels, set_weights(TRAINING_SETS)
 
 
 def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:

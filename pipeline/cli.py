@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS
+from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS, set_weights
 from jobdedup.models.persistence import ModelFileError
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.errors import JobdedupError
@@ -106,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         action="append",
         help="labels for the --ads at the same position: pairs (ad_id_a, ad_id_b, label) or groups (ad_id, group_id)",
+    )
+    train.add_argument(
+        "--weight",
+        type=float,
+        action="append",
+        metavar="W",
+        help="weight of each pair of the --ads/--labels at the same position (give one per set, or none: "
+        "1 each; `make model` weighs hand-judged natural pairs 0.5 against synthetic ones)",
     )
     train.add_argument("--model", type=Path, required=True, help="where to write the model (.json)")
     train.add_argument(
@@ -227,6 +235,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise JobdedupError(
             f"give one --labels per --ads (got {len(args.ads)} --ads and {len(args.labels)} --labels)"
         )
+    if args.weight is not None and len(args.weight) != len(args.ads):
+        raise JobdedupError(
+            f"give one --weight per --ads, or none (got {len(args.ads)} --ads and {len(args.weight)} --weight)"
+        )
+    if args.weight is not None and not all(w > 0 for w in args.weight):
+        raise JobdedupError(f"--weight must be positive (got {args.weight})")
     config = _config(
         args,
         target_precision=args.target_precision,
@@ -235,7 +249,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     ads_sets = [read_ads(path, config.max_description_chars) for path in args.ads]
     label_sets = [read_labels(path, ads=ads) for path, ads in zip(args.labels, ads_sets)]
-    model = Deduplicator(config).fit(ads_sets, label_sets)
+    model = Deduplicator(config).fit(ads_sets, label_sets, weights=args.weight)
     model.save(args.model)
     info = model.training_
     print(
@@ -369,7 +383,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"1/3 train on {sum(len(a) for a in ads_sets)} bundled training ads "
         f"({', '.join(ads for ads, _ in TRAINING_SETS)} in {BUNDLED_DATA})"
     )
-    model = Deduplicator(config).fit(ads_sets, label_sets)
+    model = Deduplicator(config).fit(ads_sets, label_sets, weights=set_weights(TRAINING_SETS))
     model.save(out / "model.json")
     print(f"    model saved to {out / 'model.json'} (threshold {model.threshold_:.4f})")
     summary = {}

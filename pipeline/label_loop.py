@@ -415,19 +415,22 @@ def run_loop(
 def retrain(
     model: Deduplicator, ads: pd.DataFrame, labels_path: Path, model_out: Path, with_bundled: bool = True
 ) -> Deduplicator:
-    """Train a new model on ADS + LABELS (pooled with the bundled training sets) and save it."""
-    from jobdedup.data import BUNDLED_DATA, TRAINING_SETS
+    """Train a new model on ADS + LABELS (pooled with the bundled training sets, weighed as
+    `jobdedup.data.set_weights` says) and save it."""
+    from jobdedup.data import BUNDLED_DATA, TRAINING_SETS, set_weights
     from jobdedup.pipeline.engine import Deduplicator
     from jobdedup.pipeline.io import read_ads, read_labels
 
     ads_sets = [ads]
     label_sets = [read_labels(labels_path, ads=ads)]
+    weights = [1.0]  # (the user's own labels, on the crawl the model is for, count in full)
     if with_bundled:
         for ads_file, labels_file in TRAINING_SETS:
             bundled = read_ads(BUNDLED_DATA / ads_file)
             ads_sets.append(bundled)
             label_sets.append(read_labels(BUNDLED_DATA / labels_file, ads=bundled))
-    new_model = Deduplicator(model.config).fit(ads_sets, label_sets)
+        weights += set_weights(TRAINING_SETS)
+    new_model = Deduplicator(model.config).fit(ads_sets, label_sets, weights=weights)
     new_model.save(model_out)
     return new_model
 

@@ -225,3 +225,24 @@ def test_train_members_sets_how_many_boosters_the_model_file_holds(tmp_path, cap
         main([*common, "--model", str(tmp_path / "zero.json"), "--members", "0"])
     assert refused.value.code == 2 and "--members: must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "zero.json").exists()
+
+
+def test_train_weighs_each_labelled_set_as_told(tmp_path, capsys):
+    """`--weight` per --ads/--labels set (what `make model` gives the natural pairs): recorded in the
+    model file, and refused when their number does not match the sets'."""
+    train_ads = pd.read_parquet(DATA / "train_ads.parquet").iloc[:300]
+    train_labels = pd.read_parquet(DATA / "train_labels.parquet")
+    train_ads.to_parquet(tmp_path / "train.parquet")
+    train_labels[train_labels["ad_id"].isin(train_ads["ad_id"])].to_parquet(tmp_path / "labels.parquet")
+    one_set = ["--ads", str(tmp_path / "train.parquet"), "--labels", str(tmp_path / "labels.parquet")]
+    test_set = ["--ads", str(DATA / "test_ads.parquet"), "--labels", str(DATA / "test_labels.parquet")]
+    model = tmp_path / "weighed.json"
+    args = ["train", *one_set, "--weight", "1", *test_set, "--weight", "0.5", "--members", "1", "--quiet"]
+    assert main([*args, "--model", str(model)]) == 0
+    assert json.loads(model.read_text())["manifest"]["training"]["set_weights"] == [1.0, 0.5]
+    capsys.readouterr()
+    assert main(["train", *one_set, *test_set, "--weight", "0.5", "--model", str(tmp_path / "x.json")]) == 2
+    assert "give one --weight per --ads" in capsys.readouterr().err
+    assert main(["train", *one_set, "--weight", "0", "--model", str(tmp_path / "y.json")]) == 2
+    assert "--weight must be positive" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()

@@ -118,13 +118,16 @@ def test_accepted_sample_labels_are_what_the_readers_wrote(labels: str, judgemen
 
 
 def test_make_model_trains_on_every_labelled_set_and_each_has_its_ads():
-    """`make model` names exactly `ALL_LABELLED_SETS` (the later rounds included), and each bundled
-    natural set holds the ads of all of its pairs."""
-    from jobdedup.data import ALL_LABELLED_SETS, NATURAL_SETS
+    """`make model` names exactly `ALL_LABELLED_SETS` (the later rounds included) with the weights
+    every other training gives them (`set_weights`), and each bundled natural set holds the ads of
+    all of its pairs."""
+    from jobdedup.data import ALL_LABELLED_SETS, NATURAL_PAIR_WEIGHT, NATURAL_SETS, set_weights
 
     makefile = (DATA.parent / "Makefile").read_text()
-    named = re.findall(r"--ads data/(\S+) --labels data/(\S+)", makefile)
-    assert sorted(named) == sorted(ALL_LABELLED_SETS)
+    named = re.findall(r"--ads data/(\S+) --labels data/(\S+) --weight (\S+)", makefile)
+    assert sorted((a, b) for a, b, _ in named) == sorted(ALL_LABELLED_SETS)
+    assert [float(w) for _, _, w in named] == set_weights([(a, b) for a, b, _ in named])
+    assert set(set_weights(ALL_LABELLED_SETS)) == {1.0, NATURAL_PAIR_WEIGHT}  # (both kinds are there)
     for ads_file, pairs_file in NATURAL_SETS:
         ads = set(pd.read_parquet(DATA / ads_file, columns=["ad_id"])["ad_id"])
         labelled = pd.read_csv(DATA / pairs_file, dtype=str)
