@@ -58,6 +58,16 @@ _TAG_RE = re.compile(r"<[^<>]{0,200}>")
 _STARS_RE = re.compile(r"\*+")
 _UNDERSCORES_RE = re.compile(r"_{2,}")
 _GLUED_RE = re.compile(r"(?<=[a-zA-Z0-9])(?=[A-Z][a-z])")
+# What marks "R25000" as rand: a range or a period after it, a pay word before it.
+_MONEY_AFTER_RE = re.compile(
+    r"\s*(?:(?:-|–|to|and)\s*R\s?\d|p[./]?\s?m\b|p[./]?a\b|per\b|/\s?(?:m|mo|month|pm|annum|year|yr|hr|hour|day)\b|k\b)",
+    re.I,
+)
+_MONEY_BEFORE_RE = re.compile(
+    r"(?:(?:salary|remuneration|ctc|package|earn\w*|pay|rate|stipend|bonus|from|to|between|up to|of)\W{0,4}"
+    r"|R\s?\d[\d,.]*\s*(?:-|–|to|and)\s*)$",
+    re.I,
+)
 _DATE_RE = re.compile(r"^\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}$|^(?:19|20)\d\d$")
 _RANGE_RE = re.compile(r"^\d{1,4}-\d{1,5}$")
 _SEPARATORS_RE = re.compile(r"[-_/.]")
@@ -94,7 +104,19 @@ def _found(text: object, patterns: tuple[re.Pattern[str], ...], clean: bool) -> 
         return set()
     if clean:
         text = _searchable(text)
-    return {m.group(1) for pattern in patterns for m in pattern.finditer(text)}
+    return {m.group(1) for pattern in patterns for m in pattern.finditer(text) if not _rand_amount(text, m)}
+
+
+def _rand_amount(text: str, match: re.Match[str]) -> bool:
+    """Whether a self-named id "R" + digits is a South African rand amount ("Salary R25000 - R30000
+    per month"): a range or a pay period follows it, or a pay word comes just before it. Equal
+    salaries read as one requisition would join two vacancies. "R-052795", "JR…", "REQ…" and an
+    "R" id beside no pay word stay ids."""
+    found = match.group(1)
+    if found[:1] not in ("r", "R") or not found[1:2].isdigit():
+        return False
+    before = text[max(0, match.start(1) - 24) : match.start(1)]
+    return bool(_MONEY_AFTER_RE.match(text, match.end(1)) or _MONEY_BEFORE_RE.search(before))
 
 
 def matching_values(values: pd.Series, hint: str) -> list[tuple[int, str]]:

@@ -171,6 +171,21 @@ def test_reference_label_glued_to_the_word_before_is_searched_for():
     assert rule_names(features).tolist() == ["different_requisitions"]
 
 
+def test_rand_salaries_are_no_requisition_numbers_and_r_ids_stay():
+    """A self-named id in form, "R25000" is a South African salary in fact: beside a range, a pay
+    period or a pay word it is no requisition (equal salaries would make two vacancies one), while
+    Workday's and others' R-ids stay ids."""
+    texts = [
+        "Salary R25000 - R30000 per month. Contact number: 082 123 4567",  # searched: "number" 082
+        "Remuneration: R18000pm, between R20000 and R25000 with bonus",
+        "Job ID #R75091 The Brink's Company",
+        "Requisition ID: 2020-R0281615 Schedule: Full-time",
+        "Home-based | R1550643 Job Overview",
+    ]
+    found = requisition_numbers(pd.Series([None] * 5), pd.Series(texts), pd.Series([None] * 5)).tolist()
+    assert found == [None, None, ("r75091",), ("2020r0281615", "r0281615"), ("r1550643",)]
+
+
 def test_salary_bands_found_and_estimates_left_out():
     texts = pd.Series([
         "Data Architect - Bristol - up to £120,000 plus car allowance (SC clearance)",
