@@ -36,7 +36,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jobdedup.data import BUNDLED_DATA, NATURAL_PAIR_WEIGHT, NATURAL_SETS, SYNTHETIC_SETS, set_weights
+from jobdedup.data import (
+    BUNDLED_DATA,
+    NATURAL_PAIR_WEIGHT,
+    NATURAL_SETS,
+    SYNTHETIC_SETS,
+    TRAINING_SETS,
+    read_sets,
+    set_weights,
+)
 from jobdedup.models.dup_types import DUP_TYPES
 from jobdedup.models.group_audit import employer_mix
 from jobdedup.pipeline.config import Config
@@ -145,7 +153,7 @@ def synthetic(config: Config) -> list[dict]:
     """The demo's model (bundled training sets only) on the synthetic test splits, with the baseline."""
     from jobdedup.pipeline.baseline import minhash_threshold_baseline
 
-    model = Deduplicator(config).fit(*_demo_training_sets())
+    model = Deduplicator(config).fit(*read_sets(TRAINING_SETS))
     rows = []
     for name, ads_path, labels_path in SYNTHETIC_TESTS:
         if not ads_path.exists():
@@ -158,14 +166,6 @@ def synthetic(config: Config) -> list[dict]:
         baseline = minhash_threshold_baseline(result.batch, labels, model.config)
         rows.append({"set": name, "ads": len(ads), "jobdedup": figures, "baseline": baseline})
     return rows
-
-
-def _demo_training_sets() -> tuple[list[pd.DataFrame], list[Any], list[float]]:
-    from jobdedup.data import TRAINING_SETS
-
-    ads = [read_ads(BUNDLED_DATA / a) for a, _ in TRAINING_SETS]
-    labels = [read_labels(BUNDLED_DATA / lab, ads=x) for (_, lab), x in zip(TRAINING_SETS, ads)]
-    return ads, labels, set_weights(TRAINING_SETS)
 
 
 def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:

@@ -12,6 +12,10 @@ against a synthetic one (`set_weights`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BUNDLED_DATA = Path(__file__).resolve().parent
 SYNTHETIC_SETS = [
@@ -46,3 +50,13 @@ def set_weights(sets: list[tuple[str, str]]) -> list[float]:
     """
     natural = {labels for _, labels in NATURAL_SETS}
     return [NATURAL_PAIR_WEIGHT if labels in natural else 1.0 for _, labels in sets]
+
+
+def read_sets(sets: list[tuple[str, str]]) -> tuple[list[pd.DataFrame], list[Any], list[float]]:
+    """The bundled `sets`' ads, their labels and `set_weights`: what `Deduplicator.fit` takes (the
+    demo's model, the labelling loop's retraining, the quality benchmark)."""
+    from jobdedup.pipeline.io import read_ads, read_labels
+
+    ads = [read_ads(BUNDLED_DATA / ads_file) for ads_file, _ in sets]
+    labels = [read_labels(BUNDLED_DATA / labels_file, ads=x) for (_, labels_file), x in zip(sets, ads)]
+    return ads, labels, set_weights(sets)

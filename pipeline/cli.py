@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS, set_weights
+from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS, read_sets
 from jobdedup.models.persistence import ModelFileError
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.errors import JobdedupError
@@ -375,15 +375,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     config = _config(args)
-    ads_sets = [read_ads(BUNDLED_DATA / ads) for ads, _ in TRAINING_SETS]
-    label_sets = [
-        read_labels(BUNDLED_DATA / labels, ads=ads) for (_, labels), ads in zip(TRAINING_SETS, ads_sets)
-    ]
+    ads_sets, label_sets, weights = read_sets(TRAINING_SETS)
     print(
         f"1/3 train on {sum(len(a) for a in ads_sets)} bundled training ads "
         f"({', '.join(ads for ads, _ in TRAINING_SETS)} in {BUNDLED_DATA})"
     )
-    model = Deduplicator(config).fit(ads_sets, label_sets, weights=set_weights(TRAINING_SETS))
+    model = Deduplicator(config).fit(ads_sets, label_sets, weights=weights)
     model.save(out / "model.json")
     print(f"    model saved to {out / 'model.json'} (threshold {model.threshold_:.4f})")
     summary = {}

@@ -417,19 +417,18 @@ def retrain(
 ) -> Deduplicator:
     """Train a new model on ADS + LABELS (pooled with the bundled training sets, weighed as
     `jobdedup.data.set_weights` says) and save it."""
-    from jobdedup.data import BUNDLED_DATA, TRAINING_SETS, set_weights
+    from jobdedup.data import TRAINING_SETS, read_sets
     from jobdedup.pipeline.engine import Deduplicator
-    from jobdedup.pipeline.io import read_ads, read_labels
+    from jobdedup.pipeline.io import read_labels
 
     ads_sets = [ads]
     label_sets = [read_labels(labels_path, ads=ads)]
     weights = [1.0]  # (the user's own labels, on the crawl the model is for, count in full)
     if with_bundled:
-        for ads_file, labels_file in TRAINING_SETS:
-            bundled = read_ads(BUNDLED_DATA / ads_file)
-            ads_sets.append(bundled)
-            label_sets.append(read_labels(BUNDLED_DATA / labels_file, ads=bundled))
-        weights += set_weights(TRAINING_SETS)
+        bundled_ads, bundled_labels, bundled_weights = read_sets(TRAINING_SETS)
+        ads_sets += bundled_ads
+        label_sets += bundled_labels
+        weights += bundled_weights
     new_model = Deduplicator(model.config).fit(ads_sets, label_sets, weights=weights)
     new_model.save(model_out)
     return new_model
