@@ -45,6 +45,7 @@ ROUNDS = (
     10,
     11,
     12,
+    13,
 )  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
 FIRST_LATE_ROUND = 5
 LATE_ROUNDS = tuple(str(number) for number in ROUNDS if number >= FIRST_LATE_ROUND)
