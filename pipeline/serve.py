@@ -56,6 +56,7 @@ import pandas as pd
 from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import ADS_COLUMNS
+from jobdedup.pipeline.io.dates import unreadable_dates
 
 MAX_ADS = 10_000
 MAX_BYTES = 20 * 1024 * 1024
@@ -149,6 +150,13 @@ def parse_ads(body: bytes) -> pd.DataFrame:
             )
         seen[ad_id] = i
     columns = {c: [ad.get(c) for ad in ads] for c in ADS_COLUMNS}
+    undated = unreadable_dates(columns["posted_at"])
+    if undated:
+        i = next(i for i, value in enumerate(columns["posted_at"]) if value in undated)
+        raise BadInput(
+            f"{name(i)}.posted_at", f"{columns['posted_at'][i][:60]!r} is no date",
+            "send an ISO 8601 date or datetime (2025-05-13, 2025-05-13T09:30:00Z), or null when unknown",
+        )  # fmt: skip
     return pd.DataFrame(columns, dtype=object)
 
 

@@ -246,3 +246,19 @@ def test_train_weighs_each_labelled_set_as_told(tmp_path, capsys):
     assert main(["train", *one_set, "--weight", "0", "--model", str(tmp_path / "y.json")]) == 2
     assert "--weight must be positive" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()
+
+
+def test_dedup_warns_of_a_posted_at_that_is_no_date_and_keeps_the_ad(tmp_path, capsys):
+    """An unreadable date is named in one warning line; the ad stays in every output, undated."""
+    ads, _ = _subset(tmp_path, n_groups=15)
+    ads = ads.assign(posted_at="2025-05-13")
+    ads.iloc[3, ads.columns.get_loc("posted_at")] = "2025-13-45"
+    ads.iloc[5, ads.columns.get_loc("posted_at")] = "yesterday"
+    ads.to_csv(tmp_path / "dated.csv", index=False)
+    argv = ["dedup", "--ads", str(tmp_path / "dated.csv"), "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "posted_at" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: ")
+    assert "2 ad(s)" in warned[0] and f"row 4, ad_id '{ads['ad_id'].iloc[3]}'" in warned[0]
+    groups = pd.read_parquet(tmp_path / "out" / "groups.parquet")
+    assert sorted(groups["ad_id"]) == sorted(ads["ad_id"].astype(str))

@@ -319,7 +319,8 @@ def test_missing_description_stays_missing(tmp_path: Path) -> None:
 
 def test_bad_optional_values_do_not_stop_the_run(tmp_path: Path) -> None:
     text = "ad_id,description,posted_at,language,url\n1,a,not a date,??,::::\n2,b,2024-13-45,,\n"
-    ads = read_ads(write_csv(tmp_path / "ads.csv", text))
+    with pytest.warns(InputWarning, match=r"2 ad\(s\) have a posted_at that is no date"):
+        ads = read_ads(write_csv(tmp_path / "ads.csv", text))
     assert ads["posted_at"].iloc[0] == "not a date"
     assert ads["posted_at"].iloc[1] == "2024-13-45"
     assert ads["language"].iloc[0] == "??" and pd.isna(ads["language"].iloc[1])
@@ -729,3 +730,26 @@ def test_few_ads_validate_as_the_general_path_does(seed: int, monkeypatch: pytes
     assert fast_info == general_info
     if general is not None:
         pd.testing.assert_frame_equal(fast, general)
+
+
+@pytest.mark.parametrize("n_ads", [3, 2_500])  # a few ads (a service's path) and a whole file's
+def test_a_posted_at_that_is_no_date_warns_naming_the_first_and_keeps_every_ad(n_ads: int) -> None:
+    dates = ["2025-05-13T09:30:00Z", "2025-13-45", None] * (n_ads // 3) + ["2025-02-30"] * (n_ads % 3)
+    df = pd.DataFrame(
+        {"ad_id": [f"ad{i}" for i in range(len(dates))], "description": "x", "posted_at": dates}
+    )
+    bad = n_ads // 3 + n_ads % 3
+    with pytest.warns(
+        InputWarning,
+        match=rf"dated: {bad} ad\(s\) have a posted_at that is no date \(first: row 2, ad_id 'ad1': '2025-13-45'\)",
+    ):
+        ads = validate_ads(df, source="dated")
+    assert ads["posted_at"].tolist() == [pd.NA if d is None else d for d in dates]  # kept as given
+
+
+def test_iso_dates_and_blanks_give_no_date_warning() -> None:
+    dates = ["2025-05-13", "2025-05-13 09:30", "2025-05-13T09:30:00.5+02:00", "13 May 2025", "", None]
+    df = pd.DataFrame({"ad_id": [str(i) for i in range(6)], "description": "x", "posted_at": dates})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validate_ads(df)

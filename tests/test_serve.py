@@ -253,6 +253,8 @@ def test_auth_refused_and_accepted(served):
         ([{"ad_id": f"a{i}", "description": ""} for i in range(10_001)], "body", "at most 10,000"),
         ([{"ad_id": "a", "description": "x"}, {"ad_id": "a", "description": "y"}], "ads[1].ad_id", "same ad_id"),
         ("not json", "body", "not JSON"),
+        ([{"ad_id": "a", "description": "x", "posted_at": "2025-05-13"}, {"ad_id": "b", "description": "x", "posted_at": "2025-13-45"}], "ads[1].posted_at", "no date"),
+        ({"ad_id": "a", "description": "x", "posted_at": "last week"}, "ad.posted_at", "no date"),
     ],
 )  # fmt: skip
 def test_bad_input_is_422_naming_field_and_fix(served, body, field, words):

@@ -26,6 +26,7 @@ from jobdedup.pipeline.io.contract import (
     STRING,
     Labels,
 )
+from jobdedup.pipeline.io.dates import unreadable_dates
 
 
 def _cut_long(description: pd.Series, max_chars: int) -> tuple[pd.Series, int]:
@@ -45,6 +46,36 @@ def _warn_cut(source: str, n_cut: int, max_chars: int) -> None:
             f"cut to {max_chars} (raise max_description_chars to keep more)."
         ),
         stacklevel=4,
+    )
+
+
+def _warn_dates(source: str, posted_at: list[str | None], ids: list[str]) -> None:
+    """An `InputWarning` naming the first ad whose `posted_at` is no date the pipeline can read
+    (such ads are kept, as undated); `posted_at` holds None for a missing value."""
+    bad = unreadable_dates(posted_at)
+    if bad:
+        rows = [row for row, value in enumerate(posted_at) if value in bad]
+        _warn_bad_dates(source, len(rows), rows[0], ids[rows[0]], posted_at[rows[0]])
+
+
+def _warn_dates_column(source: str, posted_at: pd.Series, ids: pd.Series) -> None:
+    """`_warn_dates` of a column, each distinct value read once."""
+    present = posted_at.dropna()
+    bad = unreadable_dates(pd.unique(present.to_numpy(dtype=object)).tolist()) if len(present) else set()
+    if bad:
+        rows = np.flatnonzero(posted_at.isin(bad).to_numpy(dtype=bool, na_value=False))
+        first = int(rows[0])
+        _warn_bad_dates(source, len(rows), first, ids.iloc[first], posted_at.iloc[first])
+
+
+def _warn_bad_dates(source: str, count: int, first: int, ad_id: str, value: str) -> None:
+    warnings.warn(
+        InputWarning(
+            f"{source}: {count} ad(s) have a posted_at that is no date (first: row {first + 1}, "
+            f"ad_id {_show(ad_id)}: {_show(value)}); they are kept as undated. "
+            "Write dates as ISO 8601 (2025-05-13 or 2025-05-13T09:30:00Z)."
+        ),
+        stacklevel=5,
     )
 
 
@@ -71,6 +102,9 @@ def validate_ads(
         InputError: missing required column, no rows, empty or duplicate ``ad_id``.
         ValueError: ``max_description_chars`` below 1.
 
+    A ``posted_at`` that is no date the pipeline can read (`pipeline.io.dates`) gives an
+    :class:`InputWarning` naming the first such ad; the ads are kept, as undated.
+
     Example:
         >>> ads = validate_ads(pd.DataFrame({"ad_id": ["007", "7"], "description": ["a", None]}))
         >>> ads["ad_id"].tolist(), ads["title"].isna().all()
@@ -85,7 +119,7 @@ def validate_ads(
             f"{source}: no ads (the table has a header but no rows); add at least one ad.", path=source
         )
 
-    few = _few_text_ads(df, max_description_chars)
+    few = _few_text_ads(df, max_description_chars, source)
     if few is not None:
         return _with_extras(few, df, 0)
     n = len(df)
@@ -131,6 +165,7 @@ def validate_ads(
     columns["description"], n_cut = _cut_long(columns["description"], max_description_chars)
     if n_cut:
         _warn_cut(source, n_cut, max_description_chars)
+    _warn_dates_column(source, columns["posted_at"], ids)
 
     out = pd.DataFrame({name: s.reset_index(drop=True) for name, s in columns.items()})
     return _with_extras(out, df, n_cut)
@@ -146,7 +181,7 @@ def _with_extras(out: pd.DataFrame, df: pd.DataFrame, n_cut: int) -> pd.DataFram
     return out
 
 
-def _few_text_ads(df: pd.DataFrame, max_description_chars: int) -> pd.DataFrame | None:
+def _few_text_ads(df: pd.DataFrame, max_description_chars: int, source: str) -> pd.DataFrame | None:
     """`validate_ads`' contract columns for a few rows (a service's check) of text or missing values
     with unique, non-blank ad_ids and no description to cut, built in Python: pandas costs ~1 ms
     per column operation, ~10 ms for one ad. None for anything else (the general path handles it).
@@ -175,6 +210,7 @@ def _few_text_ads(df: pd.DataFrame, max_description_chars: int) -> pd.DataFrame 
         return None
     if any(v is not None and len(v) > max_description_chars for v in columns["description"]):
         return None
+    _warn_dates(source, columns["posted_at"], ids)
     return pd.DataFrame({name: string_array(values) for name, values in columns.items()})
 
 
