@@ -9,9 +9,9 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
   DUPLICATE_DEFINITION.md (2026-11-24): these decisions replace round 1's (the definition wins);
 - `round2_pairs.csv`, `round2_assignments.csv`, `round2_reader_<k>.csv` — 1,650 new pairs
   (2026-11-24), 10 % of them read twice, blind, by two readers;
-- `round<N>_*` for the later `ROUNDS` (3-12, 2026-11-25 and 2026-11-27) — new pairs in the same
-  three files, 10 % of each round read twice, blind; which corpora and model each round was drawn
-  with is in data/NATURAL_PAIRS.md;
+- `round<N>_*` for the later `ROUNDS` (3-13, 2026-11-25 to 2026-12-01) — new pairs in the same
+  three files, 10 % of each round read twice, blind, brought in by `data.import_round`; which
+  corpora and model each round was drawn with is in data/NATURAL_PAIRS.md;
 - `adjudications.csv` — decisions on pairs whose two reads disagree, on pairs that a later
   convention settled, and on labels that contradict each other (a~c and b~c one vacancy, a~b two;
   `assemble` stops while any is left), each with its reason.
@@ -33,20 +33,9 @@ from sklearn.metrics import cohen_kappa_score
 
 HERE = Path(__file__).resolve().parent
 JUDGEMENTS = HERE / "judgements"
-ROUNDS = (
-    2,
-    3,
-    4,
-    5,
-    6,
-    7,
-    8,
-    9,
-    10,
-    11,
-    12,
-    13,
-)  # rounds of new pairs: round<N>_pairs.csv, round<N>_assignments.csv, round<N>_reader_<k>.csv
+ROUNDS = tuple(sorted(int(path.name[5:].split("_")[0]) for path in JUDGEMENTS.glob("round*_pairs.csv")))
+"""Rounds of new pairs (2 on): each round<N>_pairs.csv, round<N>_assignments.csv and
+round<N>_reader_<k>.csv in `JUDGEMENTS`, as `data.import_round` writes them."""
 FIRST_LATE_ROUND = 5
 LATE_ROUNDS = tuple(str(number) for number in ROUNDS if number >= FIRST_LATE_ROUND)
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
