@@ -262,3 +262,23 @@ def test_dedup_warns_of_a_posted_at_that_is_no_date_and_keeps_the_ad(tmp_path, c
     assert "2 ad(s)" in warned[0] and f"row 4, ad_id '{ads['ad_id'].iloc[3]}'" in warned[0]
     groups = pd.read_parquet(tmp_path / "out" / "groups.parquet")
     assert sorted(groups["ad_id"]) == sorted(ads["ad_id"].astype(str))
+
+
+def test_index_add_warns_once_of_a_posted_at_that_is_no_date(tmp_path, capsys):
+    """`index add` validates the ads `read_ads` gave it again: the warning still comes once."""
+    ads, _ = _subset(tmp_path, n_groups=5)
+    ads.assign(posted_at=["yesterday", *["2025-05-13"] * (len(ads) - 1)]).to_csv(
+        tmp_path / "dated.csv", index=False
+    )
+    argv = [
+        "index",
+        "add",
+        "--index",
+        str(tmp_path / "ads.jdx"),
+        "--ads",
+        str(tmp_path / "dated.csv"),
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "posted_at" in line]
+    assert len(warned) == 1 and "1 ad(s)" in warned[0] and "'yesterday'" in warned[0]

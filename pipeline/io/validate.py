@@ -49,6 +49,11 @@ def _warn_cut(source: str, n_cut: int, max_chars: int) -> None:
     )
 
 
+DATES_CHECKED = "posted_at_checked"
+"""The `attrs` key of a validated table: its dates were checked (and warned about) once, so
+validating it again, as `Index.add` does with the ads `read_ads` gave it, warns no second time."""
+
+
 def _warn_dates(source: str, posted_at: list[str | None], ids: list[str]) -> None:
     """An `InputWarning` naming the first ad whose `posted_at` is no date the pipeline can read
     (such ads are kept, as undated); `posted_at` holds None for a missing value."""
@@ -165,7 +170,8 @@ def validate_ads(
     columns["description"], n_cut = _cut_long(columns["description"], max_description_chars)
     if n_cut:
         _warn_cut(source, n_cut, max_description_chars)
-    _warn_dates_column(source, columns["posted_at"], ids)
+    if not df.attrs.get(DATES_CHECKED):
+        _warn_dates_column(source, columns["posted_at"], ids)
 
     out = pd.DataFrame({name: s.reset_index(drop=True) for name, s in columns.items()})
     return _with_extras(out, df, n_cut)
@@ -177,7 +183,7 @@ def _with_extras(out: pd.DataFrame, df: pd.DataFrame, n_cut: int) -> pd.DataFram
     if extras:
         rest = df.iloc[:, extras].reset_index(drop=True)  # (by position: half the cost of by name)
         out = pd.concat([out, rest], axis=1)
-    out.attrs = {**df.attrs, "truncated_descriptions": n_cut}
+    out.attrs = {**df.attrs, "truncated_descriptions": n_cut, DATES_CHECKED: True}
     return out
 
 
@@ -210,7 +216,8 @@ def _few_text_ads(df: pd.DataFrame, max_description_chars: int, source: str) -> 
         return None
     if any(v is not None and len(v) > max_description_chars for v in columns["description"]):
         return None
-    _warn_dates(source, columns["posted_at"], ids)
+    if not df.attrs.get(DATES_CHECKED):
+        _warn_dates(source, columns["posted_at"], ids)
     return pd.DataFrame({name: string_array(values) for name, values in columns.items()})
 
 
