@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -84,3 +86,21 @@ def test_a_pair_read_twice_by_one_reader_stops(tmp_path):
     pd.concat([labels, labels.iloc[[0]]]).to_csv(source / "labels_1.csv", index=False)
     with pytest.raises(RoundError, match="read twice"):
         import_round(13, source, judgements=tmp_path / "out")
+
+
+def test_command_line_prints_the_round_and_a_bad_row_as_one_line(tmp_path):
+    source = _round_as_drawn(13, tmp_path / "judging13")
+    command = [sys.executable, "-m", "jobdedup.data.import_round", "13", str(source)]
+    done = subprocess.run(
+        [*command, "--judgements", str(tmp_path / "a")], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "decided: 339" in done.stdout and "second_reads: 49" in done.stdout
+    labels = pd.read_csv(source / "labels_2.csv", dtype=str, keep_default_na=False)
+    labels.loc[0, "label"] = "yes"
+    labels.to_csv(source / "labels_2.csv", index=False)
+    done = subprocess.run(
+        [*command, "--judgements", str(tmp_path / "b")], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "labels_2.csv: row 2" in done.stderr and "'yes'" in done.stderr
