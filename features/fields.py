@@ -90,6 +90,17 @@ def _union(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, .
     return b if a is None else a if b is None else tuple(sorted({*a, *b}))
 
 
+def parse_posted_at(values: pd.Series | np.ndarray) -> pd.Series | pd.DatetimeIndex:
+    """`posted_at` values (objects: text or missing) as UTC times, NaT where pandas' lenient parser
+    reads no date: the one reading of dates (`pipeline.io.dates` asks it which values are lost).
+
+    Example:
+        >>> parse_posted_at(pd.Series(["2025-05-13", "2025-13-45"], dtype=object)).isna().tolist()
+        [False, True]
+    """
+    return pd.to_datetime(values, errors="coerce", utc=True, format="mixed")
+
+
 def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
     """One row per ad (same index) with the `FIELD_COLUMNS`; missing values stay NA.
 
@@ -107,7 +118,7 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
     emails, phones, text_domains = extract_contacts(ads["contact"], ads["description"], regions)
     domains = _merge_items(text_domains, extract_domains(ads["url"]))
     title = normalize_title(ads["title"].astype(object))
-    posted = pd.to_datetime(ads["posted_at"].astype(object), errors="coerce", utc=True, format="mixed")
+    posted = parse_posted_at(ads["posted_at"].astype(object))
     return pd.DataFrame(
         {
             "title": title,
@@ -155,9 +166,7 @@ def _few_fields(ads: pd.DataFrame, index: pd.Index, extra: dict[str, np.ndarray]
     emails, phones, text_domains = zip(*map_values(ads_contacts, lambda ad: _ad_contacts(*ad)))
     url_domains = map_values(value["url"], _url_domains)
     title = map_values(value["title"], _title)
-    posted = pd.to_datetime(
-        np.array(value["posted_at"], dtype=object), errors="coerce", utc=True, format="mixed"
-    )
+    posted = parse_posted_at(np.array(value["posted_at"], dtype=object))
     arrays = [  # (in `FIELD_COLUMNS` order)
         string_array(title),
         na_array(map_values(title, _token_key)),

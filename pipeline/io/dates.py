@@ -1,7 +1,7 @@
 """Which `posted_at` values the pipeline cannot read as a date.
 
-`features.fields` reads `posted_at` with pandas' lenient parser (`pd.to_datetime(...,
-format="mixed", errors="coerce")`); a value it cannot read becomes an unknown date, which the
+`features.fields` reads `posted_at` with pandas' lenient parser (`features.fields.parse_posted_at`);
+a value it cannot read becomes an unknown date, which the
 date-gap feature and the TEMPORAL type then treat as "dates unknown". `unreadable_dates` finds
 those values, so that reading a file warns about them and the service refuses them, instead of
 either dropping the date silently.
@@ -19,6 +19,8 @@ from datetime import datetime
 
 import pandas as pd
 
+from jobdedup.features.fields import parse_posted_at
+
 # The ISO 8601 forms that need no pandas call: a date, a time to the minute / second / fraction,
 # and a zone. `datetime.fromisoformat` then says whether the numbers are a real date and time.
 _ISO_FORM = re.compile(
@@ -35,8 +37,7 @@ def _readable(value: str) -> bool:
             return True
         except ValueError:
             return False
-    parsed = pd.to_datetime(pd.Series([text], dtype=object), errors="coerce", utc=True, format="mixed")
-    return not parsed.isna().iloc[0]
+    return not parse_posted_at(pd.Series([text], dtype=object)).isna().iloc[0]
 
 
 def unreadable_dates(values: Iterable[str | None]) -> set[str]:

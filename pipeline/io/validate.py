@@ -65,8 +65,7 @@ def _warn_dates(source: str, posted_at: list[str | None], ids: list[str]) -> Non
 
 def _warn_dates_column(source: str, posted_at: pd.Series, ids: pd.Series) -> None:
     """`_warn_dates` of a column, each distinct value read once."""
-    present = posted_at.dropna()
-    bad = unreadable_dates(pd.unique(present.to_numpy(dtype=object)).tolist()) if len(present) else set()
+    bad = unreadable_dates(pd.unique(posted_at.dropna().to_numpy(dtype=object)).tolist())
     if bad:
         rows = np.flatnonzero(posted_at.isin(bad).to_numpy(dtype=bool, na_value=False))
         first = int(rows[0])
