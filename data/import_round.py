@@ -106,14 +106,13 @@ def import_round(
     if not readers:
         raise RoundError(f"{source}: no labels_<k>.csv (the readers' files)")
     reads = pd.concat([labels.assign(reader=reader) for reader, labels in readers.items()], ignore_index=True)
-    made = assignments.merge(reads[["pair_id", "reader"]], on=["pair_id", "reader"])
-    read_pairs = pairs[pairs["pair_id"].isin(made["pair_id"])]
+    with_reads = assignments.merge(reads, on=["pair_id", "reader"])  # (the reads that were made)
+    read_pairs = pairs[pairs["pair_id"].isin(with_reads["pair_id"])]
     judgements.mkdir(parents=True, exist_ok=True)
     read_pairs[PAIR_COLUMNS].to_csv(f"{prefix}_pairs.csv", index=False)
-    made[ASSIGNMENT_COLUMNS].to_csv(f"{prefix}_assignments.csv", index=False)
+    with_reads[ASSIGNMENT_COLUMNS].to_csv(f"{prefix}_assignments.csv", index=False)
     for reader, path in files.items():
         shutil.copyfile(path, f"{prefix}_reader_{reader}.csv")  # (checked above: kept as written)
-    with_reads = reads.merge(made[["pair_id", "reader", "read"]], on=["pair_id", "reader"])
     first = with_reads[with_reads["read"] == "1"].set_index("pair_id")["label"]
     second = with_reads[with_reads["read"] == "2"].set_index("pair_id")["label"]
     both = second.index.intersection(first.index)
