@@ -63,6 +63,33 @@ def agreement(first: pd.Series, second: pd.Series) -> dict[str, float]:
     }
 
 
+def split_reads(reads: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One round's first reads and blind second reads (`reads`: pair_id, read, label, ...), each
+    indexed by pair_id; a ValueError names a pair read a second time but never a first.
+
+    Example:
+        >>> reads = pd.DataFrame({"pair_id": ["p1", "p1"], "read": ["1", "2"], "label": ["1", "0"]})
+        >>> first, second = split_reads(reads)
+        >>> list(disagreements(first, second))
+        ['p1']
+    """
+    read = reads["read"].astype(str)
+    first = reads[read == "1"].set_index("pair_id")
+    second = reads[read == "2"].set_index("pair_id")
+    orphans = second.index.difference(first.index)
+    if len(orphans):
+        raise ValueError(
+            f"pair {orphans[0]} has a second read but no first read ({len(orphans)} such pair(s)):"
+            " the first read's reader must finish before the round is imported"
+        )
+    return first, second
+
+
+def disagreements(first: pd.DataFrame, second: pd.DataFrame) -> pd.Index:
+    """The pairs whose blind second read's label differs from the first read's."""
+    return second.index[first.loc[second.index, "label"] != second["label"]]
+
+
 def new_round(number: int) -> tuple[pd.DataFrame, dict[str, float]]:
     """First reads of one round's new pairs, and the agreement of the blind second reads with them."""
     prefix = f"round{number}"
@@ -71,10 +98,9 @@ def new_round(number: int) -> tuple[pd.DataFrame, dict[str, float]]:
         pd.read_csv(JUDGEMENTS / f"{prefix}_assignments.csv", dtype={"pair_id": str}),
         on=["pair_id", "reader"],
     )
-    first = reads[reads["read"] == 1].set_index("pair_id")
-    second = reads[reads["read"] == 2].set_index("pair_id")
+    first, second = split_reads(reads)
     figures = agreement(first.loc[second.index, "label"], second["label"])
-    disagree = second.index[first.loc[second.index, "label"] != second["label"]]
+    disagree = disagreements(first, second)
     decided = pairs.merge(first[["label", "dup_type", "reason"]], left_on="pair_id", right_index=True)
     decided["round"] = str(number)
     decided.attrs["disagree"] = list(disagree)

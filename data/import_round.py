@@ -10,7 +10,9 @@ for a 1 and empty otherwise, a reason — and stops with one line naming the fil
 It then writes the round as `assemble_judgements` reads it: `round<N>_pairs.csv` (the pairs read
 at least once, the columns earlier rounds have), `round<N>_assignments.csv` (the reads that were
 made) and `round<N>_reader_<k>.csv` (each reader's rows, verbatim), and prints what the round holds
-and which second reads disagree (those need a line in `adjudications.csv` before `assemble`).
+and which second reads disagree (those need a line in `adjudications.csv` before `assemble`). A
+pair read a second time whose first reader has not read it stops the import (its second read
+would count for nothing, and `assemble_judgements` would not know the pair's decision).
 
 Example:
     >>> # summary = import_round(14, Path("out/judging14"))
@@ -26,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from jobdedup.data.assemble_judgements import JUDGEMENTS
+from jobdedup.data.assemble_judgements import JUDGEMENTS, disagreements, split_reads
 from jobdedup.pipeline.io.contract import DUP_TYPES
 
 PAIR_COLUMNS = ["pair_id", "ad_id_a", "ad_id_b", "stratum", "corpus", "probability", "same_group"]
@@ -108,23 +110,23 @@ def import_round(
     reads = pd.concat([labels.assign(reader=reader) for reader, labels in readers.items()], ignore_index=True)
     with_reads = assignments.merge(reads, on=["pair_id", "reader"])  # (the reads that were made)
     read_pairs = pairs[pairs["pair_id"].isin(with_reads["pair_id"])]
+    try:
+        first, second = split_reads(with_reads)
+    except ValueError as error:
+        raise RoundError(f"{source}: {error}") from None
     judgements.mkdir(parents=True, exist_ok=True)
     read_pairs[PAIR_COLUMNS].to_csv(f"{prefix}_pairs.csv", index=False)
     with_reads[ASSIGNMENT_COLUMNS].to_csv(f"{prefix}_assignments.csv", index=False)
     for reader, path in files.items():
         shutil.copyfile(path, f"{prefix}_reader_{reader}.csv")  # (checked above: kept as written)
-    first = with_reads[with_reads["read"] == "1"].set_index("pair_id")["label"]
-    second = with_reads[with_reads["read"] == "2"].set_index("pair_id")["label"]
-    both = second.index.intersection(first.index)
     return {
         "pairs_drawn": len(pairs),
         "pairs_read": len(read_pairs),
-        "decided": int(first.isin(["0", "1"]).sum()),
-        "duplicates": int((first == "1").sum()),
-        "unsure": int((first == "unsure").sum()),
-        "second_reads": len(both),
-        "disagreements": sorted(both[first[both] != second[both]]),
-        "without_first_read": sorted(set(read_pairs["pair_id"]) - set(first.index)),
+        "decided": int(first["label"].isin(["0", "1"]).sum()),
+        "duplicates": int((first["label"] == "1").sum()),
+        "unsure": int((first["label"] == "unsure").sum()),
+        "second_reads": len(second),
+        "disagreements": sorted(disagreements(first, second)),
     }
 
 

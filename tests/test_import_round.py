@@ -43,7 +43,7 @@ def test_reimporting_round_13_writes_its_committed_files_and_counts(tmp_path):
         131,
         3,
     )
-    assert summary["second_reads"] == 49 and summary["without_first_read"] == []
+    assert summary["second_reads"] == 49 and summary["disagreements"] == []
     with pytest.raises(RoundError, match="imported already"):
         import_round(13, source, judgements=tmp_path / "judgements")
 
@@ -78,6 +78,35 @@ def test_a_bad_row_stops_naming_file_and_row(tmp_path, change, words):
     with pytest.raises(RoundError, match=rf"labels_3\.csv: row 6 \(r13p\d+\): .*{re.escape(words)}"):
         import_round(13, source, judgements=tmp_path / "out")
     assert not (tmp_path / "out").exists()  # nothing written
+
+
+def _reader_labels_of_a_pair_read_twice(source: Path, read: str) -> tuple[str, Path, pd.DataFrame]:
+    """The first pair read twice, and the labels file (path and rows) of its `read`-th reader."""
+    assignments = pd.read_csv(source / "assignments.csv", dtype=str)
+    pair_id = assignments.loc[assignments["read"] == "2", "pair_id"].iloc[0]
+    reads = assignments[assignments["pair_id"] == pair_id].set_index("read")["reader"]
+    path = source / f"labels_{reads[read]}.csv"
+    return pair_id, path, pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def test_a_second_read_without_its_first_read_stops(tmp_path):
+    source = _round_as_drawn(13, tmp_path / "judging13")
+    pair_id, path, labels = _reader_labels_of_a_pair_read_twice(source, "1")
+    labels[labels["pair_id"] != pair_id].to_csv(path, index=False)  # the first reader skipped it
+    with pytest.raises(RoundError, match=rf"pair {pair_id} has a second read but no first read"):
+        import_round(13, source, judgements=tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_a_disagreement_between_the_two_reads_is_reported(tmp_path):
+    source = _round_as_drawn(13, tmp_path / "judging13")
+    pair_id, path, labels = _reader_labels_of_a_pair_read_twice(source, "2")
+    row = labels["pair_id"] == pair_id
+    flipped = "0" if labels.loc[row, "label"].iloc[0] == "1" else "1"
+    labels.loc[row, ["label", "dup_type"]] = [flipped, "FULL" if flipped == "1" else ""]
+    labels.to_csv(path, index=False)
+    summary = import_round(13, source, judgements=tmp_path / "out")
+    assert summary["disagreements"] == [pair_id]
 
 
 def test_a_pair_read_twice_by_one_reader_stops(tmp_path):
