@@ -54,9 +54,16 @@ def run_workers(args: argparse.Namespace, writes_allowed: bool) -> int:
     1,000,000 indexed ads), which the supervisor never uses: it hands the settings over to a fresh
     interpreter running `supervise` (same process id, same standard streams) and is replaced by it.
     """
+    from jobdedup.pipeline.serve_writer import ARENA_LIMIT_VARIABLE, HEAP_ARENAS
+
     settings = {k: _plain(getattr(args, k, None)) for k in _PASSED}
     settings.update(workers=args.workers, writes_allowed=writes_allowed)
     os.environ[SETTINGS] = json.dumps(settings)
+    # glibc's arena limit from each process's start (the supervisor's, its workers' and the
+    # writer's): a worker's `limit_heap_arenas` call comes after uvicorn's health-check thread has
+    # made a second arena, and glibc fixes its limit when it first makes one (~100 MB of PSS per
+    # worker at 1,000,000 ads). A value the user set is kept.
+    os.environ.setdefault(ARENA_LIMIT_VARIABLE, str(HEAP_ARENAS))
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [sys.executable, "-m", "jobdedup.pipeline.serve_workers"])

@@ -288,12 +288,19 @@ class RemoteWriter:
             self._connection = None
 
 
+HEAP_ARENAS = 2
+ARENA_LIMIT_VARIABLE = "MALLOC_ARENA_MAX"
+"""glibc reads it when a process starts (`serve --workers` sets it for its processes)."""
+
+
 def limit_heap_arenas() -> None:
-    """At most two glibc malloc arenas (by default each thread that allocates gets its own, up to 8
-    per core, and gives little back: the threadpool's checks and adds tripled the service's resident
-    memory over a 15-minute load at 1,000,000 ads). No-op off glibc."""
+    """At most `HEAP_ARENAS` glibc malloc arenas (by default each thread that allocates gets its
+    own, up to 8 per core, and gives little back: the threadpool's checks and adds tripled the
+    service's resident memory over a 15-minute load at 1,000,000 ads). glibc fixes the limit when
+    it first makes a second arena, so this holds only if no other thread has allocated yet (in
+    `jobdedup serve`'s own process and the writer child it is the first thing done). No-op off glibc."""
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX
+        ctypes.CDLL("libc.so.6").mallopt(-8, HEAP_ARENAS)  # M_ARENA_MAX
 
 
 def trim_heap() -> None:

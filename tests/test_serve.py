@@ -490,6 +490,10 @@ def test_two_workers_answer_alike_follow_each_others_adds_and_die_with_the_servi
         assert writer_pid is not None
         assert f"PPid:\t{service.process.pid}\n" in Path(f"/proc/{writer_pid}/status").read_text()
         assert all(not _descendants(worker) for worker in seen)
+        # glibc's arena limit from each process's start (a user's own value kept)
+        limit = f"MALLOC_ARENA_MAX={os.environ.get('MALLOC_ARENA_MAX', '2')}".encode()
+        for pid in (service.process.pid, *seen, writer_pid):
+            assert limit in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"), pid
     finally:
         service.stop()
     # No named semaphore left behind (tqdm's lock, made by a disabled progress bar, once was one per
