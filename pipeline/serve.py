@@ -57,6 +57,7 @@ from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import ADS_COLUMNS
 from jobdedup.pipeline.io.dates import unreadable_dates
+from jobdedup.pipeline.serve_writer import trim_heap
 
 MAX_ADS = 10_000
 MAX_BYTES = 20 * 1024 * 1024
@@ -301,7 +302,9 @@ class Service:
         the new parts, and the boilerplate set and the name-word table derived from it (~65-85 ms
         at 1,000,000 ads, against ~20 ms for the check itself), which set the p99 of checks while
         batches are added. The thread looks at the index's generation every `REFRESH_SECONDS`
-        (a short read, ~0.1 ms) and, when it changed, checks one dummy ad on a pooled reader.
+        (a short read, ~0.1 ms) and, when it changed, checks one dummy ad on a pooled reader, then
+        gives the heap pages the replaced view freed back to the system (`trim_heap`, ~1 ms; at
+        1,000,000 ads ~60 MB less per worker after a load of adds).
         """
         self._refresher = threading.Thread(target=self._refresh_loop, name="jobdedup-refresh", daemon=True)
         self._refresher.start()
@@ -315,6 +318,7 @@ class Service:
                     generation = index.store.view().generation
                     if seen is not None and generation != seen:
                         index.check(ads, self.check_model)
+                        trim_heap()  # (the views and derived tables the new one replaced, given back)
                     seen = generation
             except Exception as failure:  # noqa: BLE001 - a request will read the index itself
                 log.warning("refreshing the index's view failed: %s", type(failure).__name__)
@@ -343,7 +347,6 @@ def create_app(service: Service) -> Any:
 
     from jobdedup.pipeline.index import IndexLockedError
     from jobdedup.pipeline.prepare import SMALL_BATCH  # fewer ads: checked on one thread (check_model)
-    from jobdedup.pipeline.serve_writer import trim_heap
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

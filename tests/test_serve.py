@@ -567,12 +567,17 @@ def test_check_response_is_plain_json_with_nulls_and_duplicates_best_first():
     assert answer["merges"] == [] and answer["threshold"] == 0.66
 
 
-def test_service_reads_another_process_commit_before_a_request_does(default_model, test_ads, tmp_path):
+def test_service_reads_another_process_commit_before_a_request_does(
+    default_model, test_ads, tmp_path, monkeypatch
+):
     """After a commit by another writer, the service's background refresh builds the key cache's
     view of the new state and what checks derive from it (the name-word table), so the first
-    check after the commit does not pay for them."""
+    check after the commit does not pay for them; then it gives the heap's freed pages back."""
+    from jobdedup.pipeline import serve
     from jobdedup.pipeline.serve import REFRESH_SECONDS, Service
 
+    trims: list[float] = []
+    monkeypatch.setattr(serve, "trim_heap", lambda: trims.append(time.monotonic()))
     path = tmp_path / "ads.jdx"
     with Index.open(path) as index:
         index.add(test_ads.iloc[:40], default_model)
@@ -586,9 +591,10 @@ def test_service_reads_another_process_commit_before_a_request_does(default_mode
             index.add(test_ads.iloc[40:80], default_model)
             generation = index.store.generation()
         deadline = time.monotonic() + 100 * REFRESH_SECONDS
-        while time.monotonic() < deadline and not _has_view(service, generation):
+        while time.monotonic() < deadline and not (_has_view(service, generation) and trims):
             time.sleep(REFRESH_SECONDS / 2)
         assert service.cache.refreshes > built and _has_view(service, generation)
+        assert len(trims) == 1  # once for the one commit, none while nothing changes
     finally:
         service.close()
         gc.unfreeze()  # (this test process goes on)
