@@ -297,8 +297,9 @@ def limit_heap_arenas() -> None:
     """At most `HEAP_ARENAS` glibc malloc arenas (by default each thread that allocates gets its
     own, up to 8 per core, and gives little back: the threadpool's checks and adds tripled the
     service's resident memory over a 15-minute load at 1,000,000 ads). glibc fixes the limit when
-    it first makes a second arena, so this holds only if no other thread has allocated yet (in
-    `jobdedup serve`'s own process and the writer child it is the first thing done). No-op off glibc."""
+    it first makes a second arena, so this holds only if no other thread has allocated yet (the
+    single-process `jobdedup serve` and the writer child call it before they start any thread).
+    No-op off glibc."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").mallopt(-8, HEAP_ARENAS)  # M_ARENA_MAX
 
