@@ -65,6 +65,7 @@ MAX_BYTES = 20 * 1024 * 1024
 # sending, gets the 422 instead of a reset connection; beyond it the connection is closed.
 DRAIN_BYTES = 5 * MAX_BYTES
 READERS = 4  # read connections (checks in flight at once; more wait for a free one)
+SLOW_CHECK_SECONDS = 0.5  # a check slower than this logs where its time went (`log_slow_check`)
 REFRESH_SECONDS = 0.05  # how often a service looks for another process's commit (`Service.keep_current`)
 STRING_FIELDS = ADS_COLUMNS  # every contract column is text (or null)
 # A surrogate escape ("\ud800") in a body: JSON allows a lone one, which no UTF-8 text can hold.
@@ -458,10 +459,15 @@ def create_app(service: Service) -> Any:
         model = service.check_model if len(ads) < SMALL_BATCH else service.model
 
         def work() -> dict[str, Any]:
+            queued = time.perf_counter()
             with service.reader() as index:
+                reader_seconds = time.perf_counter() - queued
                 result = index.check(ads, model)
             if len(ads) >= SMALL_BATCH:
                 trim_heap()  # a batch's hundreds of MB of temporaries, given back (ms, beside seconds)
+            seconds = time.perf_counter() - queued
+            if seconds >= SLOW_CHECK_SECONDS:
+                log_slow_check(len(ads), seconds, reader_seconds, result.report.get("timings", {}))
             return check_response(result, float(service.model.threshold_))
 
         answer = await run_in_threadpool(work)
@@ -537,6 +543,24 @@ def _log(request: Any, status: int, started: float) -> None:
         status,
         f" ads={ads}" if ads is not None else "",
         (time.perf_counter() - started) * 1000,
+    )
+
+
+def log_slow_check(ads: int, seconds: float, reader_seconds: float, timings: dict[str, float]) -> None:
+    """One warning line for a check slower than `SLOW_CHECK_SECONDS`: its wait for a pooled reader
+    and its steps (`Index.check`'s timings; "check" holds the read transaction's start and the
+    key view's refresh), so that a stall in the log says where it was. No ad text.
+
+    Example:
+        >>> log_slow_check(1, 3.1, 0.0, {"validate": 0.001, "check": 3.05})  # logs one warning
+    """
+    steps = ", ".join(f"{step} {value * 1000:.1f}" for step, value in timings.items())
+    log.warning(
+        "slow check of %d ad(s): %.1f ms, %.1f ms of it waiting for a reader; steps (ms): %s",
+        ads,
+        seconds * 1000,
+        reader_seconds * 1000,
+        steps or "none recorded",
     )
 
 
@@ -722,6 +746,7 @@ __all__ = [
     "check_response",
     "cmd_serve",
     "create_app",
+    "log_slow_check",
     "make_service",
     "parse_ads",
     "worker_app",
