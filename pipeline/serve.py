@@ -366,36 +366,7 @@ def create_app(service: Service) -> Any:
     def error(status: int, message: str, fix: str, **extra: Any) -> JSONResponse:
         return JSONResponse({"error": message, "fix": fix, **extra}, status_code=status)
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Callable) -> Any:
-        started = time.perf_counter()
-        path = request.url.path
-        if service.token is not None and path != "/healthz":
-            given = request.headers.get("authorization", "")
-            scheme, _, credential = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip(), service.token):
-                response = error(
-                    401,
-                    "missing or wrong bearer token",
-                    "send Authorization: Bearer <the token of --token-file>",
-                )
-                response.headers["WWW-Authenticate"] = "Bearer"
-                _log(request, response.status_code, started)
-                return response
-        if request.method in ("POST", "DELETE") and path.startswith("/v1/"):
-            declared = request.headers.get("content-length")
-            if declared is not None and declared.isdigit() and int(declared) > DRAIN_BYTES:
-                bad = _too_large(int(declared))
-                response = error(422, bad.error, bad.fix, field=bad.field)
-                _log(request, response.status_code, started)
-                return response
-        try:
-            response = await call_next(request)
-        except Exception as failure:  # noqa: BLE001 - one line, no ad text, and keep serving
-            log.error("%s %s failed: %s", request.method, path, type(failure).__name__)
-            response = error(500, "internal error", "see the service log; the index is unchanged")
-        _log(request, response.status_code, started)
-        return response
+    app.add_middleware(Guard, service=service, error=error)
 
     async def read_body(request: Request) -> bytes:
         """The body, counted as it streams (a Content-Length may be absent or wrong)."""
@@ -458,7 +429,7 @@ def create_app(service: Service) -> Any:
 
         model = service.check_model if len(ads) < SMALL_BATCH else service.model
 
-        def work() -> dict[str, Any]:
+        def work() -> JSONResponse:
             queued = time.perf_counter()
             with service.reader() as index:
                 reader_seconds = time.perf_counter() - queued
@@ -468,7 +439,9 @@ def create_app(service: Service) -> Any:
             seconds = time.perf_counter() - queued
             if seconds >= SLOW_CHECK_SECONDS:
                 log_slow_check(len(ads), seconds, reader_seconds, result.report.get("timings", {}))
-            return check_response(result, float(service.model.threshold_))
+            # Encoded here, in the worker thread: FastAPI would encode a returned dict on the event
+            # loop with `jsonable_encoder` (34 ms for 1,000 ads, beside 3 ms for `json.dumps`).
+            return JSONResponse(check_response(result, float(service.model.threshold_)))
 
         answer = await run_in_threadpool(work)
         request.state.ads = len(ads)
@@ -481,8 +454,12 @@ def create_app(service: Service) -> Any:
         from starlette.concurrency import run_in_threadpool
 
         request.state.ads = len(ads)
-        added = await run_in_threadpool(service.writer.add, ads)
-        return {**added, "ads": _records(added["ads"]), "merges": _records(added["merges"])}
+
+        def work() -> JSONResponse:  # (encoded off the event loop, as a check's answer)
+            added = service.writer.add(ads)
+            return JSONResponse({**added, "ads": _records(added["ads"]), "merges": _records(added["merges"])})
+
+        return await run_in_threadpool(work)
 
     @app.get("/v1/ads/{ad_id:path}", summary="An indexed ad's group and the group's members")
     def get_ad(ad_id: str) -> Any:
@@ -534,12 +511,80 @@ def create_app(service: Service) -> Any:
     return app
 
 
-def _log(request: Any, status: int, started: float) -> None:
-    ads = getattr(request.state, "ads", None)
+class Guard:
+    """The service's outermost own layer (a plain ASGI middleware: Starlette's `BaseHTTPMiddleware`
+    cost ~0.4 ms a request): the bearer token, a declared body too large to read, a failure
+    answered 500 in one log line, and one log line per request (method, path, status, ads, ms;
+    never ad text).
+
+    Args:
+        app: the ASGI application inside.
+        service: whose `token` every request but /healthz needs.
+        error: makes the JSON error response (status, message, fix, extra fields).
+    """
+
+    def __init__(self, app: Any, service: Service, error: Callable[..., Any]) -> None:
+        self.app, self.service, self.error = app, service, error
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        refused = self.refusal(scope)
+        if refused is not None:
+            await refused(scope, receive, send)
+            _log(scope, refused.status_code, started)
+            return
+        status, begun = 500, False
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal status, begun
+            if message["type"] == "http.response.start":
+                status, begun = message["status"], True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as failure:  # noqa: BLE001 - one line, no ad text, and keep serving
+            log.error("%s %s failed: %s", scope["method"], scope["path"], type(failure).__name__)
+            if not begun:  # (once the answer has begun, nothing can replace it)
+                failed = self.error(500, "internal error", "see the service log; the index is unchanged")
+                await failed(scope, receive, send)
+                status = failed.status_code
+        _log(scope, status, started)
+
+    def refusal(self, scope: dict[str, Any]) -> Any:
+        """The response refusing the request before it is read (401, or 422 for a declared body
+        over `DRAIN_BYTES`), or None."""
+        path, headers = scope["path"], dict(scope["headers"])
+        if self.service.token is not None and path != "/healthz":
+            scheme, _, credential = headers.get(b"authorization", b"").partition(b" ")
+            token = self.service.token.encode()
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), token):
+                response = self.error(
+                    401,
+                    "missing or wrong bearer token",
+                    "send Authorization: Bearer <the token of --token-file>",
+                )
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        if scope["method"] in ("POST", "DELETE") and path.startswith("/v1/"):
+            declared = headers.get(b"content-length", b"").decode("latin-1")
+            if declared.isdigit() and int(declared) > DRAIN_BYTES:
+                bad = _too_large(int(declared))
+                return self.error(422, bad.error, bad.fix, field=bad.field)
+        return None
+
+
+def _log(scope: dict[str, Any], status: int, started: float) -> None:
+    """One line per request: method, path, status, the ads of a check or add (`request.state.ads`),
+    milliseconds."""
+    ads = scope.get("state", {}).get("ads")
     log.info(
         "%s %s %d%s %.1f ms",
-        request.method,
-        request.url.path,
+        scope["method"],
+        scope["path"],
         status,
         f" ads={ads}" if ads is not None else "",
         (time.perf_counter() - started) * 1000,

@@ -373,6 +373,53 @@ def test_a_slow_check_logs_where_its_time_went_without_ad_text(
     assert MARKER not in caplog.text
 
 
+def test_guard_logs_each_request_answers_a_failure_500_and_keeps_serving(
+    default_model, test_ads, tmp_path, monkeypatch, caplog
+):
+    """The service's own middleware: one log line per request (status, ads, no ad text); a
+    failure inside an endpoint is a JSON 500 and one error line, and the next request is served;
+    a token in bytes that are not ASCII is refused (401), not a failure."""
+    from jobdedup.pipeline import serve
+    from jobdedup.pipeline.serve import Service, create_app
+
+    path = tmp_path / "ads.jdx"
+    with Index.open(path) as index:
+        index.add(test_ads.iloc[:20], default_model)
+    service = Service(path, default_model, token="s3cret", writes_allowed=False)
+    ad = {"ad_id": "guard-probe", "description": f"{MARKER} night nurse wanted", "title": "Night nurse"}
+    good = {"Authorization": "Bearer s3cret"}
+
+    async def requests() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=create_app(service), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://service") as client:
+            answers = [await client.post("/v1/check", json=ad, headers=good)]
+            answers.append(await client.get("/v1/stats", headers={"Authorization": "Bearer s3crét".encode()}))
+            with monkeypatch.context() as patch:
+                patch.setattr(serve, "check_response", lambda *_: 1 / 0)
+                answers.append(await client.post("/v1/check", json=ad, headers=good))
+            answers.append(await client.post("/v1/check", json=ad, headers=good))
+            return answers
+
+    try:
+        with caplog.at_level(logging.INFO, logger="jobdedup.serve"):
+            checked, foreign, failed, again = asyncio.run(requests())
+    finally:
+        service.close()
+    assert checked.status_code == again.status_code == 200
+    assert again.json()["ads"][0]["ad_id"] == "guard-probe"
+    assert foreign.status_code == 401 and foreign.headers["www-authenticate"] == "Bearer"
+    assert failed.status_code == 500 and failed.json()["error"] == "internal error"
+    lines = [r.getMessage() for r in caplog.records if r.name == "jobdedup.serve"]
+    requests_logged = [line.rsplit(" ", 2)[0] for line in lines if line.endswith(" ms")]
+    assert requests_logged == [
+        "POST /v1/check 200 ads=1", "GET /v1/stats 401", "POST /v1/check 500", "POST /v1/check 200 ads=1",
+    ]  # fmt: skip
+    assert [line for line in lines if "failed: ZeroDivisionError" in line] == [
+        "POST /v1/check failed: ZeroDivisionError"
+    ]
+    assert MARKER not in caplog.text
+
+
 def _stats(path: Path) -> dict:
     with Index.open(path, read_only=True) as index:
         figures = index.stats()
