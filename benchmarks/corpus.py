@@ -22,8 +22,10 @@ Run: .venv/bin/python -m benchmarks.corpus --size 100000   (writes out/bench/ads
 from __future__ import annotations
 
 import argparse
+import itertools
 import string
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -80,26 +82,45 @@ def build(size: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`size` ads (and their group labels), whole replicas of the base set, cut to size."""
     ads, labels = base_ads()
     letter_groups = _letter_groups(ads)
-    order = np.random.default_rng(seed).permutation(len(ads))
-    ads = ads.iloc[order].reset_index(drop=True)
+    ads = ads.iloc[np.random.default_rng(seed).permutation(len(ads))].reset_index(drop=True)
     parts, label_parts = [], []
     replica, total = 0, 0
     while total < size:
-        part = ads.iloc[: size - total].copy()
-        table = _text_translation(replica, letter_groups)
-        for column in TEXT_COLUMNS:
-            part[column] = (
-                part[column]
-                .astype(object)
-                .map(lambda v, t=table: v.translate(t) if isinstance(v, str) else v)
-            )
-        group = part["ad_id"].map(labels.set_index("ad_id")["group_id"])
-        part["ad_id"] = part["ad_id"] + f"~{replica}"
+        part, part_labels = replicate(ads.iloc[: size - total], labels, replica, letter_groups)
         parts.append(part)
-        label_parts.append(pd.DataFrame({"ad_id": part["ad_id"], "group_id": group + f"~{replica}"}))
+        label_parts.append(part_labels)
         total += len(part)
         replica += 1
     return pd.concat(parts, ignore_index=True), pd.concat(label_parts, ignore_index=True)
+
+
+def replicate(
+    ads: pd.DataFrame, labels: pd.DataFrame, replica: int, letter_groups: list[list[str]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Replica `replica` of base ads `ads` (its text fields respelt, ids and group ids suffixed
+    `~replica`) and its group labels."""
+    part = ads.copy()
+    table = _text_translation(replica, letter_groups)
+    for column in TEXT_COLUMNS:
+        part[column] = (
+            part[column].astype(object).map(lambda v, t=table: v.translate(t) if isinstance(v, str) else v)
+        )
+    group = part["ad_id"].map(labels.set_index("ad_id")["group_id"])
+    part["ad_id"] = part["ad_id"] + f"~{replica}"
+    return part, pd.DataFrame({"ad_id": part["ad_id"], "group_id": group + f"~{replica}"})
+
+
+def fresh_batches(first_replica: int, batch: int, seed: int = 0) -> Iterator[pd.DataFrame]:
+    """Endless `batch`-ad slices of replicas `first_replica`, `first_replica + 1`, ... in the order
+    `build` gives them: new vacancies to an index of `build`'s first replicas, with the generator's
+    reposts among them (a group's ads arrive in one slice or in later ones, as reposts of a crawl do)."""
+    ads, labels = base_ads()
+    letter_groups = _letter_groups(ads)
+    ads = ads.iloc[np.random.default_rng(seed).permutation(len(ads))].reset_index(drop=True)
+    for replica in itertools.count(first_replica):
+        part = replicate(ads, labels, replica, letter_groups)[0]
+        for start in range(0, len(part), batch):
+            yield part.iloc[start : start + batch].reset_index(drop=True)
 
 
 def corpus_path(size: int) -> Path:

@@ -5,8 +5,10 @@ ads of the benchmark corpus added through `Index.add` in 100,000-ad batches; bui
 for 1,000,000 ads on 2026-11-29's 2-core VM, 40 min on a loaded day, 25 s for 10,000) and copied
 to out/serve_bench, so the run never changes it. The ads checked and added are the corpus's next
 10,000 (`index_batch_N.parquet`), whose reposts partly sit in the index: the first half is checked
-one ad per request, the second half is added 1,000 ads per request (each round with fresh ad_ids, so
-a round is reposts of the last one).
+one ad per request. While checks run, one client adds 1,000-ad batches: with `--adds fresh` (the
+default) new vacancies, replicas of the corpus no indexed ad belongs to, with the corpus's reposts
+among them; with `--adds repeat` the second half of that file again and again under new ad_ids, so
+each round reposts the last and the groups the checks meet grow by a copy a round.
 
 Steps, each bounded in requests and time (the machine is shared; the load average is recorded):
 1. start `jobdedup serve --workers W` on a free loopback port; time to ready, memory;
@@ -26,7 +28,7 @@ Steps, each bounded in requests and time (the machine is shared; the load averag
    pages counted once), RSS summed, at start and end, and the peaks of both sampled every second.
 
 Run: .venv/bin/python -m benchmarks.serve_bench --size 1000000 [--requests 5000 --clients 8] [--rate 10 20]
-[--write]
+[--adds fresh|repeat] [--write]
 (--size 10000 for a quick run; results also in out/serve_bench/results_N.json)
 """
 
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import itertools
 import json
 import os
 import platform
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "out" / "serve_bench"
+FRESH_REPLICA = 10_000  # the first replica the "fresh" adder sends (an index of 1,000,000 ads holds 0-90)
 COLUMNS = ("ad_id", "description", "title", "company", "location", "occupation", "contact", "url",
            "posted_at", "source", "language")  # fmt: skip
 
@@ -177,14 +181,13 @@ def _load_step(
     url: str,
     singles: list[bytes],
     offset: int,
-    add_ads: pd.DataFrame,
-    rounds: Iterator[int],
+    batches: Iterator[pd.DataFrame],
     args: argparse.Namespace,
     requests: int,
     rate: float | None,
 ) -> dict:
     """`requests` single-ad checks (bodies `singles[offset:]`, wrapping) from `args.clients` threads
-    while one more client adds `args.add_batch`-ad batches (fresh ad_ids per round from `rounds`).
+    while one more client adds the batches of `batches` back to back (`add_batches`).
 
     Closed loop (`rate` None): each client sends its next check when the last is answered; latency
     = answer - send. Open loop: check i is due at start + i / `rate`; a free client sends it then
@@ -223,18 +226,13 @@ def _load_step(
     def adder() -> None:
         with httpx.Client(base_url=url, headers=HEADERS, timeout=600) as own:
             while not done.is_set():
-                round_ = next(rounds)
-                for start in range(0, len(add_ads), args.add_batch):
-                    if done.is_set():
-                        return
-                    part = add_ads.iloc[start : start + args.add_batch].copy()
-                    part["ad_id"] = part["ad_id"] + f"~serve{round_}"
-                    t = time.perf_counter()
-                    answer = own.post("/v1/ads", json=_records(part))
-                    if answer.status_code != 200:
-                        errors.append(f"add {answer.status_code} {answer.text[:200]}")
-                        return
-                    adds.append({"seconds": time.perf_counter() - t, "added": answer.json()["added"]})
+                body = _records(next(batches))
+                t = time.perf_counter()
+                answer = own.post("/v1/ads", json=body)
+                if answer.status_code != 200:
+                    errors.append(f"add {answer.status_code} {answer.text[:200]}")
+                    return
+                adds.append({"seconds": time.perf_counter() - t, "added": answer.json()["added"]})
 
     load_before = os.getloadavg()
     writer = threading.Thread(target=adder, daemon=True)
@@ -266,6 +264,25 @@ def _load_step(
         "errors": errors[:5],
         "load_average": [round(x, 2) for x in load_before],
     }
+
+
+def add_batches(adds: str, add_ads: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
+    """The adder's endless `size`-ad batches. "repeat": `add_ads` again and again under new ids each
+    round, so every round reposts the last one and the groups it touches grow by one copy a round
+    (after r rounds each of its ads has r copies: a worst case, heavier re-posting than any crawl).
+    "fresh": new vacancies, replicas of the benchmark corpus that no indexed ad is part of
+    (`benchmarks.corpus.fresh_batches`), with the corpus's reposts among them, so groups stay the
+    corpus's size as in a crawl that keeps bringing new ads."""
+    if adds == "fresh":
+        from benchmarks.corpus import fresh_batches
+
+        yield from fresh_batches(FRESH_REPLICA, size)
+        return
+    for round_ in itertools.count():
+        for start in range(0, len(add_ads), size):
+            part = add_ads.iloc[start : start + size].copy()
+            part["ad_id"] = part["ad_id"] + f"~serve{round_}"
+            yield part
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -344,17 +361,18 @@ def run(args: argparse.Namespace) -> dict:
         print("batch", results["batch_check"], flush=True)
 
         # 3. concurrent single-ad checks while another client adds batches: closed loop, then open loop
-        offset, rounds = args.sequential, iter(range(1_000_000))
+        offset, batches = args.sequential, add_batches(args.adds, add_ads, args.add_batch)
+        results["adds"] = args.adds
         if args.requests_closed:
             results["concurrent_check"] = _load_step(
-                url, singles, offset, add_ads, rounds, args, args.requests_closed, rate=None
+                url, singles, offset, batches, args, args.requests_closed, rate=None
             )
             print("concurrent", results["concurrent_check"], flush=True)
             offset += args.requests_closed
         results["open_loop_checks"] = []
         for rate in args.rate:
             results["open_loop_checks"].append(
-                _load_step(url, singles, offset, add_ads, rounds, args, args.requests, rate=rate)
+                _load_step(url, singles, offset, batches, args, args.requests, rate=rate)
             )
             print("open loop", results["open_loop_checks"][-1], flush=True)
             offset += args.requests
@@ -393,7 +411,10 @@ def table(r: dict) -> str:
     rows = [("single-ad check, 1 client, no writes: p50 / p90 / p99 / max ms", pct(seq), "—")]
     for step in ([load] if load else []) + r.get("open_loop_checks", []):
         median = step["add_seconds_median"]
-        adds = f"{step['adds_during']} adds ({step['ads_added_during']:,} ads), median {median} s each"
+        adds = (
+            f"{step['adds_during']} adds ({step['ads_added_during']:,} ads, {r.get('adds', 'repeat')}), "
+            f"median {median} s each"
+        )
         how = (
             f"open loop, {step['rate']:g} checks/s scheduled, at most {step['clients']} in flight"
             if step.get("rate")
@@ -438,6 +459,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="service processes (`serve --workers`)")
     parser.add_argument("--sequential", type=int, default=200, help="single-ad checks from one client first")
     parser.add_argument("--add-batch", type=int, default=1000, help="ads per add while checking (0: no adds)")
+    parser.add_argument(
+        "--adds", choices=("fresh", "repeat"), default="fresh",
+        help="what the adder sends: new vacancies (fresh) or the same 5,000 ads again each round (repeat)",
+    )  # fmt: skip
     parser.add_argument("--batch-ads", type=int, default=1000, help="ads in one POST /v1/check")
     parser.add_argument("--batch-repeat", type=int, default=3)
     parser.add_argument("--max-seconds", type=float, default=1200, help="time limit of the load step")
