@@ -306,7 +306,7 @@ def run(args: argparse.Namespace) -> dict:
     began = time.perf_counter()
     service = subprocess.Popen(
         [sys.executable, "-m", "jobdedup.pipeline.cli", "serve", "--index", str(work), "--port", str(port), "--quiet",
-         "--workers", str(args.workers)],
+         "--workers", str(args.workers), "--slow-check-ms", str(args.slow_check_ms)],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     results: dict = {
@@ -457,6 +457,10 @@ def main() -> None:
         "--rate", type=float, nargs="*", default=[], help="open-loop steps: single-ad checks per second"
     )
     parser.add_argument("--workers", type=int, default=2, help="service processes (`serve --workers`)")
+    parser.add_argument(
+        "--slow-check-ms", type=float, default=500,
+        help="the service logs the steps of checks slower than this (out/serve_bench/service.log)",
+    )  # fmt: skip
     parser.add_argument("--sequential", type=int, default=200, help="single-ad checks from one client first")
     parser.add_argument("--add-batch", type=int, default=1000, help="ads per add while checking (0: no adds)")
     parser.add_argument(

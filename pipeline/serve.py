@@ -65,7 +65,7 @@ MAX_BYTES = 20 * 1024 * 1024
 # sending, gets the 422 instead of a reset connection; beyond it the connection is closed.
 DRAIN_BYTES = 5 * MAX_BYTES
 READERS = 4  # read connections (checks in flight at once; more wait for a free one)
-SLOW_CHECK_SECONDS = 0.5  # a check slower than this logs where its time went (`log_slow_check`)
+SLOW_CHECK_SECONDS = 0.5  # default of `--slow-check-ms`: a slower check logs where its time went
 REFRESH_SECONDS = 0.05  # how often a service looks for another process's commit (`Service.keep_current`)
 STRING_FIELDS = ADS_COLUMNS  # every contract column is text (or null)
 # A surrogate escape ("\ud800") in a body: JSON allows a lone one, which no UTF-8 text can hold.
@@ -228,6 +228,7 @@ class Service:
         wait: seconds a write waits for another process writing to the index.
         readers: read connections.
         writer: where writes go (`RemoteWriter` with `--workers`); default a child of this process.
+        slow_check_seconds: a check slower than this logs its steps (`log_slow_check`).
     """
 
     def __init__(
@@ -239,6 +240,7 @@ class Service:
         wait: float = 60.0,
         readers: int = READERS,
         writer: Any = None,
+        slow_check_seconds: float = SLOW_CHECK_SECONDS,
     ) -> None:
         from jobdedup.pipeline.index.cache import KeyCache, open_cached
         from jobdedup.pipeline.index.key_files import key_directory
@@ -249,6 +251,7 @@ class Service:
         # Checks: one thread each (a few ads: the second thread's wake-up costs more than it saves).
         self.check_model = self.model.with_config(jobs=1)
         self.token = token
+        self.slow_check_seconds = slow_check_seconds
         self.cache = KeyCache(key_directory(self.index_path))
         self.pool: queue.Queue[Any] = queue.Queue()
         for _ in range(readers):
@@ -437,7 +440,7 @@ def create_app(service: Service) -> Any:
             if len(ads) >= SMALL_BATCH:
                 trim_heap()  # a batch's hundreds of MB of temporaries, given back (ms, beside seconds)
             seconds = time.perf_counter() - queued
-            if seconds >= SLOW_CHECK_SECONDS:
+            if seconds >= service.slow_check_seconds:
                 log_slow_check(len(ads), seconds, reader_seconds, result.report.get("timings", {}))
             # Encoded here, in the worker thread: FastAPI would encode a returned dict on the event
             # loop with `jsonable_encoder` (34 ms for 1,000 ads, beside 3 ms for `json.dumps`).
@@ -592,7 +595,7 @@ def _log(scope: dict[str, Any], status: int, started: float) -> None:
 
 
 def log_slow_check(ads: int, seconds: float, reader_seconds: float, timings: dict[str, float]) -> None:
-    """One warning line for a check slower than `SLOW_CHECK_SECONDS`: its wait for a pooled reader
+    """One warning line for a check slower than `--slow-check-ms`: its wait for a pooled reader
     and its steps (`Index.check`'s timings; "check" holds the read transaction's start and the
     key view's refresh), so that a stall in the log says where it was. No ad text.
 
@@ -688,6 +691,11 @@ def add_serve_parser(
         "--workers", type=int, default=1,
         help="service processes sharing the port (default 1; 2 on two cores: concurrent checks use both)",
     )  # fmt: skip
+    serve.add_argument(
+        "--slow-check-ms", type=float, default=SLOW_CHECK_SECONDS * 1000, metavar="MS",
+        help="log the steps of every check slower than this, without ad text "
+        f"(default {SLOW_CHECK_SECONDS * 1000:.0f})",
+    )  # fmt: skip
     common(serve)
 
 
@@ -737,7 +745,10 @@ def make_service(args: argparse.Namespace) -> Service:
 
         address, key = args.writer
         writer = RemoteWriter(address, bytes.fromhex(key))
-    service = Service(args.index, model, token=token, writes_allowed=allowed, wait=args.wait, writer=writer)
+    service = Service(
+        args.index, model, token=token, writes_allowed=allowed, wait=args.wait, writer=writer,
+        slow_check_seconds=args.slow_check_ms / 1000,
+    )  # fmt: skip
     started = time.perf_counter()
     service.warm_up()
     service.keep_current()

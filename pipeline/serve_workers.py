@@ -39,6 +39,7 @@ _PASSED = (
     "port",
     "token_file",
     "wait",
+    "slow_check_ms",
     "quiet",
     "jobs",
     "seed",

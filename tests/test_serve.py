@@ -340,33 +340,31 @@ def test_writes_refused_beyond_loopback_without_token(default_model, tmp_path):
     service.close()
 
 
-def test_a_slow_check_logs_where_its_time_went_without_ad_text(
-    default_model, test_ads, tmp_path, monkeypatch, caplog
-):
-    """A check over `SLOW_CHECK_SECONDS` leaves one warning with its wait for a reader and its
-    steps (a stall in the log then says where it was); a fast one leaves none; no ad text."""
-    from jobdedup.pipeline import serve
+def test_a_slow_check_logs_where_its_time_went_without_ad_text(default_model, test_ads, tmp_path, caplog):
+    """A check over `--slow-check-ms` (default 500) leaves one warning with its wait for a reader
+    and its steps (a stall in the log then says where it was); a fast one leaves none; no ad text."""
     from jobdedup.pipeline.serve import Service, create_app
 
     path = tmp_path / "ads.jdx"
     with Index.open(path) as index:
         index.add(test_ads.iloc[:30], default_model)
     service = Service(path, default_model, token=None, writes_allowed=False)
+    logs_all = Service(path, default_model, token=None, writes_allowed=False, slow_check_seconds=0.0)
     ad = {"ad_id": "slow-probe", "description": f"{MARKER} senior welder wanted", "title": f"{MARKER} welder"}
 
-    async def check() -> int:
+    async def check(service: Service) -> int:
         transport = httpx.ASGITransport(app=create_app(service))
         async with httpx.AsyncClient(transport=transport, base_url="http://service") as client:
             return (await client.post("/v1/check", json=ad)).status_code
 
     try:
         with caplog.at_level(logging.WARNING, logger="jobdedup.serve"):
-            assert asyncio.run(check()) == 200
+            assert asyncio.run(check(service)) == 200
             assert not [r for r in caplog.records if "slow check" in r.getMessage()]
-            monkeypatch.setattr(serve, "SLOW_CHECK_SECONDS", 0.0)
-            assert asyncio.run(check()) == 200
+            assert asyncio.run(check(logs_all)) == 200  # (`--slow-check-ms 0`: every check is slow)
     finally:
         service.close()
+        logs_all.close()
     slow = [r.getMessage() for r in caplog.records if "slow check" in r.getMessage()]
     assert len(slow) == 1 and slow[0].startswith("slow check of 1 ad(s): ")
     assert "waiting for a reader" in slow[0] and "validate " in slow[0] and "lookup " in slow[0]
