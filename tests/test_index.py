@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from jobdedup.pipeline.cli import main
-from jobdedup.pipeline.index import Index, IndexLockedError, IndexMismatchError
+from jobdedup.pipeline.index import Index, IndexFileError, IndexLockedError, IndexMismatchError
 from jobdedup.pipeline.index.blocks import sighting_keys
 from jobdedup.pipeline.index.core import SLEEP_HOOK
 
@@ -362,3 +362,43 @@ def test_single_ad_checks_are_single_ad_adds(tmp_path, default_model, test_ads):
         accepted = (added.pairs["probability"] >= default_model.threshold_).any()
         kinds.add("no pair" if not len(added.pairs) else "accepted" if accepted else "none accepted")
     assert kinds == {"no pair", "none accepted", "accepted"}
+
+
+def test_a_process_holding_two_readers_reads_right_after_another_process_adds(
+    tmp_path, default_model, test_ads
+):
+    """Two connections in this process (as the service's pool), then another process adds and
+    closes, three times: every read sees the new ads. Opening the second store used to read the
+    file's header with Python's `open`; closing that handle dropped the process's POSIX locks on
+    the file (SQLite's own connections kept believing they held them), so the other process's
+    close took the file as its own, removed the write-ahead log and left these connections reading
+    a deleted one: "database disk image is malformed" on the first read after its add."""
+    path = tmp_path / "ads.jdx"
+    batches = _batches(test_ads, k=4)
+    with Index.open(path) as index:
+        index.add(batches[0], default_model)
+    readers = [Index.open(path), Index.open(path)]
+    try:
+        assert [reader.stats()["ads"] for reader in readers] == [len(batches[0])] * 2
+        expected = len(batches[0])
+        for batch in batches[1:]:
+            ads_file = tmp_path / "batch.parquet"
+            batch.to_parquet(ads_file)
+            adding = _start_add(path, ads_file, {})
+            assert adding.wait(timeout=300) == 0, adding.stderr.read().decode()[-2000:]
+            expected += len(batch)
+            assert [reader.stats()["ads"] for reader in readers] == [expected] * 2
+            assert Path(f"{path}-wal").exists()  # (kept: this process still has the file open)
+    finally:
+        for reader in readers:
+            reader.close()
+
+
+def test_a_file_that_is_not_an_index_is_refused_and_left_as_it_was(tmp_path):
+    path = tmp_path / "notes.jdx"
+    path.write_bytes(b"these are my notes, not an index\n" * 200)
+    before = path.read_bytes()
+    for read_only in (False, True):
+        with pytest.raises(IndexFileError, match="not a jobdedup index \\(not an SQLite file\\)"):
+            Index.open(path, read_only=read_only)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["notes.jdx"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pandas as pd
 
@@ -165,3 +168,36 @@ def test_a_part_file_is_published_once_and_never_replaced_under_a_reader(tmp_pat
     save_arrays(tmp_path, "part", (keys, ads), SUFFIXES, replace=True)
     assert (tmp_path / "part.keys.npy").stat().st_ino != first
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_derived_table_asked_for_by_two_threads_at_once_is_built_once(tmp_path, default_model, test_ads):
+    """The service's refresh thread and a check both asking for a new view's derived table: the
+    second waits for the first's build and gets the same object (built twice at once, the two
+    builds shared the interpreter lock and the check waited for both)."""
+    path = tmp_path / "ads.jdx"
+    with Index.open(path) as index:
+        index.add(test_ads.iloc[:20], default_model)
+    cache = KeyCache()
+    with open_cached(path, cache) as first, open_cached(path, cache) as second:
+        view = first.store.view()
+        assert second.store.view() is view
+    builds: list[int] = []
+    started = threading.Event()
+
+    def slow_build() -> object:
+        builds.append(threading.get_ident())
+        started.set()
+        time.sleep(0.2)
+        return object()
+
+    found: list[object] = []
+    threads = [threading.Thread(target=lambda: found.append(view.derive("table", slow_build)))]
+    threads[0].start()
+    started.wait(5)
+    threads.append(threading.Thread(target=lambda: found.append(view.derive("table", slow_build))))
+    threads[1].start()
+    for thread in threads:
+        thread.join(5)
+    assert len(builds) == 1 and len(found) == 2 and found[0] is found[1]
+    assert view.derive("table", slow_build) is found[0] and len(builds) == 1
+    assert view.derive("other", lambda: 7) == 7  # (another name: its own build)

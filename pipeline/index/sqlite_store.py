@@ -65,7 +65,6 @@ from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_BLOCKS, SPACE_K
 from jobdedup.pipeline.index.sqlite_reads import StoreReads
 
 SCHEMA_VERSION = 5  # 4: block sightings (key space 2); 5: names hold the words of titles too
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 _SCHEMA = """
@@ -106,14 +105,11 @@ class SqliteStore(StoreReads):
         self.path = path
         self.read_only = read_only
         self._ad_id_cache: dict[int, np.ndarray] = {}
-        if path.exists():
-            with open(path, "rb") as handle:
-                head = handle.read(16)
-            if head and head != SQLITE_MAGIC:
-                raise IndexFileError(
-                    f"{path}: not a jobdedup index (not an SQLite file); give another --index path"
-                )
-        elif read_only:
+        # (No `open(path)` here to read the file's header: closing any handle of the file drops
+        # all of this process's POSIX locks on it, those of its open SQLite connections too, and
+        # another process closing the index then deletes the write-ahead log under them. SQLite
+        # itself says "file is not a database", below.)
+        if not path.exists() and read_only:
             raise IndexFileError(f"{path}: no index here; create one with `jobdedup index add`")
         if read_only:
             self.db = sqlite3.connect(
@@ -157,6 +153,11 @@ class SqliteStore(StoreReads):
             if "locked" in str(error) or "busy" in str(error):
                 raise IndexLockedError(
                     f"{path}: the index is being created by another process; try again in a moment"
+                ) from None
+            self.db.close()
+            if "not a database" in str(error):
+                raise IndexFileError(
+                    f"{path}: not a jobdedup index (not an SQLite file); give another --index path"
                 ) from None
             raise IndexFileError(f"{path}: not a usable jobdedup index ({error})") from None
 
