@@ -80,9 +80,7 @@ def base_ads() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def build(size: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`size` ads (and their group labels), whole replicas of the base set, cut to size."""
-    ads, labels = base_ads()
-    letter_groups = _letter_groups(ads)
-    ads = ads.iloc[np.random.default_rng(seed).permutation(len(ads))].reset_index(drop=True)
+    ads, labels, letter_groups = _shuffled_base(seed)
     parts, label_parts = [], []
     replica, total = 0, 0
     while total < size:
@@ -92,6 +90,14 @@ def build(size: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
         total += len(part)
         replica += 1
     return pd.concat(parts, ignore_index=True), pd.concat(label_parts, ignore_index=True)
+
+
+def _shuffled_base(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, list[list[str]]]:
+    """The base ads in the order of `seed` (the order of every replica), their labels and letter groups."""
+    ads, labels = base_ads()
+    letter_groups = _letter_groups(ads)
+    ads = ads.iloc[np.random.default_rng(seed).permutation(len(ads))].reset_index(drop=True)
+    return ads, labels, letter_groups
 
 
 def replicate(
@@ -114,9 +120,7 @@ def fresh_batches(first_replica: int, batch: int, seed: int = 0) -> Iterator[pd.
     """Endless `batch`-ad slices of replicas `first_replica`, `first_replica + 1`, ... in the order
     `build` gives them: new vacancies to an index of `build`'s first replicas, with the generator's
     reposts among them (a group's ads arrive in one slice or in later ones, as reposts of a crawl do)."""
-    ads, labels = base_ads()
-    letter_groups = _letter_groups(ads)
-    ads = ads.iloc[np.random.default_rng(seed).permutation(len(ads))].reset_index(drop=True)
+    ads, labels, letter_groups = _shuffled_base(seed)
     for replica in itertools.count(first_replica):
         part = replicate(ads, labels, replica, letter_groups)[0]
         for start in range(0, len(part), batch):

@@ -527,7 +527,8 @@ class Guard:
     """
 
     def __init__(self, app: Any, service: Service, error: Callable[..., Any]) -> None:
-        self.app, self.service, self.error = app, service, error
+        self.app, self.error = app, error
+        self.token = service.token.encode() if service.token is not None else None
 
     async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -561,10 +562,9 @@ class Guard:
         """The response refusing the request before it is read (401, or 422 for a declared body
         over `DRAIN_BYTES`), or None."""
         path, headers = scope["path"], dict(scope["headers"])
-        if self.service.token is not None and path != "/healthz":
+        if self.token is not None and path != "/healthz":
             scheme, _, credential = headers.get(b"authorization", b"").partition(b" ")
-            token = self.service.token.encode()
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), token):
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), self.token):
                 response = self.error(
                     401,
                     "missing or wrong bearer token",

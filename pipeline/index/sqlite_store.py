@@ -150,11 +150,11 @@ class SqliteStore(StoreReads):
                     raise
                 self._check_schema()
         except sqlite3.DatabaseError as error:
+            self.db.close()
             if "locked" in str(error) or "busy" in str(error):
                 raise IndexLockedError(
                     f"{path}: the index is being created by another process; try again in a moment"
                 ) from None
-            self.db.close()
             if "not a database" in str(error):
                 raise IndexFileError(
                     f"{path}: not a jobdedup index (not an SQLite file); give another --index path"
