@@ -18,7 +18,8 @@ them, `pipeline.serve_workers`). Writes run one at a time in a child process at 
 priority (`pipeline.serve_writer`), so an add never holds the checks' GIL; the cache follows every
 committed write, the child's and other processes' (`meta.generation`). A CLI `index add` on the same
 file is serialised with the child's writes by SQLite's write lock (waiting up to `--wait` seconds),
-and checks never wait for either: they read the last committed state (WAL).
+and checks never wait for either: they read the last committed state whose view the service has
+built (`pipeline.serve_readers`), and a write is answered once every worker's readers follow it.
 
 Security: binds 127.0.0.1 unless `--host` says otherwise. With `--token-file`, every request but
 `/healthz` needs `Authorization: Bearer <token>`; listening beyond loopback without a token file,
@@ -41,12 +42,10 @@ import json
 import logging
 import math
 import os
-import queue
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +65,6 @@ MAX_BYTES = 20 * 1024 * 1024
 DRAIN_BYTES = 5 * MAX_BYTES
 READERS = 4  # read connections (checks in flight at once; more wait for a free one)
 SLOW_CHECK_SECONDS = 0.5  # default of `--slow-check-ms`: a slower check logs where its time went
-REFRESH_SECONDS = 0.05  # how often a service looks for another process's commit (`Service.keep_current`)
 STRING_FIELDS = ADS_COLUMNS  # every contract column is text (or null)
 # A surrogate escape ("\ud800") in a body: JSON allows a lone one, which no UTF-8 text can hold.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -242,8 +240,9 @@ class Service:
         writer: Any = None,
         slow_check_seconds: float = SLOW_CHECK_SECONDS,
     ) -> None:
-        from jobdedup.pipeline.index.cache import KeyCache, open_cached
+        from jobdedup.pipeline.index.cache import KeyCache
         from jobdedup.pipeline.index.key_files import key_directory
+        from jobdedup.pipeline.serve_readers import PinnedReaders, ReadyBoard
         from jobdedup.pipeline.serve_writer import WriterProcess
 
         self.index_path = Path(index_path)
@@ -253,26 +252,25 @@ class Service:
         self.token = token
         self.slow_check_seconds = slow_check_seconds
         self.cache = KeyCache(key_directory(self.index_path))
-        self.pool: queue.Queue[Any] = queue.Queue()
-        for _ in range(readers):
-            self.pool.put(open_cached(self.index_path, self.cache))
+        placeholder = _placeholder_ads(1)
+        self.readers = PinnedReaders(
+            self.index_path,
+            self.cache,
+            readers,
+            prepare=lambda index: index.check(placeholder, self.check_model),
+            board=ReadyBoard(key_directory(self.index_path) / "serving"),
+        )
         # Writes in a child process (`pipeline.serve_writer`), so that they never stall checks.
         if writer is None and writes_allowed:
             writer = WriterProcess(self.index_path, self.model, wait)
         self.writer = writer
         self.started = time.time()
         self.requests = 0
-        self._stop = threading.Event()
-        self._refresher: threading.Thread | None = None
         self._index_stats: tuple[int, dict[str, Any]] | None = None  # (generation, `Index.stats`)
 
-    @contextmanager
-    def reader(self) -> Iterator[Any]:
-        index = self.pool.get()
-        try:
-            yield index
-        finally:
-            self.pool.put(index)
+    def reader(self) -> Any:
+        """A pooled read connection (`PinnedReaders.reader`), as a context manager."""
+        return self.readers.reader()
 
     def warm_up(self) -> None:
         """Load the keys into memory and check one ad, then more than a few (compiled kernels loaded,
@@ -299,42 +297,24 @@ class Service:
         return dict(held[1])
 
     def keep_current(self) -> None:
-        """Re-read the index after each commit (of this service's writer or any other process)
-        in a background thread, before a request needs it.
+        """Follow every commit (of this service's writer or any other process) in a background
+        thread, before a request needs it (`PinnedReaders`): checks stay on the last state whose
+        key view and derived tables (~65-85 ms at 1,000,000 ads) are built until the next one is."""
+        self.readers.keep_current()
 
-        The first check after a commit otherwise pays for the new state: the key cache's view of
-        the new parts, and the boilerplate set and the name-word table derived from it (~65-85 ms
-        at 1,000,000 ads, against ~20 ms for the check itself), which set the p99 of checks while
-        batches are added. The thread looks at the index's generation every `REFRESH_SECONDS`
-        (a short read, ~0.1 ms) and, when it changed, checks one dummy ad on a pooled reader, then
-        gives the heap pages the replaced view freed back to the system (`trim_heap`, ~1 ms; at
-        1,000,000 ads 55-90 MB less per worker after a load of adds).
-        """
-        self._refresher = threading.Thread(target=self._refresh_loop, name="jobdedup-refresh", daemon=True)
-        self._refresher.start()
-
-    def _refresh_loop(self) -> None:
-        seen = None
-        ads = _placeholder_ads(1)
-        while not self._stop.wait(REFRESH_SECONDS):
-            try:
-                with self.reader() as index:
-                    generation = index.store.view().generation
-                    if seen is not None and generation != seen:
-                        index.check(ads, self.check_model)
-                        trim_heap()  # (the views and derived tables the new one replaced, given back)
-                    seen = generation
-            except Exception as failure:  # noqa: BLE001 - a request will read the index itself
-                log.warning("refreshing the index's view failed: %s", type(failure).__name__)
+    def write(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """`call()` on the writer, answered once every reader of every service process over the
+        index sees its outcome (read-your-writes, whichever worker takes the next request)."""
+        outcome = call()
+        generation = outcome.pop("generation", None)
+        if generation is not None:
+            self.readers.wait_current(int(generation))
+        return outcome
 
     def close(self) -> None:
-        self._stop.set()
-        if self._refresher is not None:
-            self._refresher.join(timeout=10)
+        self.readers.close()
         if self.writer is not None:
             self.writer.close()
-        while not self.pool.empty():
-            self.pool.get().close()
 
 
 def _placeholder_ads(n: int) -> pd.DataFrame:
@@ -459,7 +439,7 @@ def create_app(service: Service) -> Any:
         request.state.ads = len(ads)
 
         def work() -> JSONResponse:  # (encoded off the event loop, as a check's answer)
-            added = service.writer.add(ads)
+            added = service.write(lambda: service.writer.add(ads))
             return JSONResponse({**added, "ads": _records(added["ads"]), "merges": _records(added["merges"])})
 
         return await run_in_threadpool(work)
@@ -485,7 +465,7 @@ def create_app(service: Service) -> Any:
     @app.delete("/v1/ads/{ad_id:path}", summary="Remove an ad (its group keeps its id)")
     def delete_ad(ad_id: str) -> Any:
         writable()
-        outcome = service.writer.remove([ad_id])
+        outcome = service.write(lambda: service.writer.remove([ad_id]))
         if outcome["removed"] == 0:
             return error(404, f"ad_id {ad_id!r} is not in the index", "nothing to remove")
         return {"ad_id": ad_id, **{k: int(v) for k, v in outcome.items()}}

@@ -94,11 +94,11 @@ class WriterProcess:
 
     def add(self, ads: pd.DataFrame) -> dict[str, Any]:
         """`Index.add(ads)`: `ads` (its groups table), `merges` (DataFrames), `added`, `skipped`,
-        `duplicate_pairs`."""
+        `duplicate_pairs`, and the index's `generation` after it."""
         return self._call("add", ads)
 
     def remove(self, ad_ids: list[str]) -> dict[str, int]:
-        """`Index.remove(ad_ids)`'s counts."""
+        """`Index.remove(ad_ids)`'s counts and the index's `generation` after it."""
         return self._call("remove", ad_ids)
 
     def _call(self, job: str, argument: Any) -> Any:
@@ -254,7 +254,7 @@ class RemoteWriter:
         return self._call("add", ads)
 
     def remove(self, ad_ids: list[str]) -> dict[str, int]:
-        """`Index.remove(ad_ids)`'s counts."""
+        """`Index.remove(ad_ids)`'s counts and the index's `generation` after it."""
         return self._call("remove", ad_ids)
 
     def status(self) -> dict[str, Any]:
@@ -369,6 +369,7 @@ def _serve_writes(connection: Connection, index_path: str, model: Any, wait: flo
                     }
                 else:
                     value = {k: int(v) for k, v in index.remove(argument).items()}
+                value["generation"] = index.store.generation()  # (committed: what readers must reach)
                 reply: tuple[str, Any] = ("ok", value)
             except Exception as failure:  # noqa: BLE001 - handed to the parent, which answers the request
                 reply = ("error", (type(failure).__name__, str(failure)))

@@ -201,3 +201,34 @@ def test_a_derived_table_asked_for_by_two_threads_at_once_is_built_once(tmp_path
     assert len(builds) == 1 and len(found) == 2 and found[0] is found[1]
     assert view.derive("table", slow_build) is found[0] and len(builds) == 1
     assert view.derive("other", lambda: 7) == 7  # (another name: its own build)
+
+
+def test_a_pinned_store_reads_its_state_until_pinned_again_and_keeps_its_view_whole(
+    tmp_path, default_model, test_ads
+):
+    """`pin` holds one committed state open: another writer's commit changes nothing a pinned
+    store reads (ads, keys, generation) until the next `pin`; the pinned view keeps its derived
+    tables while newer views are built, and lets them go when unpinned."""
+    path = tmp_path / "ads.jdx"
+    model = default_model.with_config(jobs=1, show_progress=False)
+    probe = test_ads.iloc[[70]].reset_index(drop=True)
+    cache = KeyCache()
+    with Index.open(path) as writer, open_cached(path, cache) as pinned, open_cached(path, cache) as other:
+        writer.add(test_ads.iloc[:40], model)
+        before = pinned.store.pin()
+        before_check = pinned.check(probe, model)
+        writer.add(test_ads.iloc[40:80], model)  # holds the probe's own ad: it is now indexed
+        assert other.store.view().generation > before  # (an unpinned store sees the commit, new view built)
+        assert pinned.store.view().generation == before and pinned.stats()["ads"] == 40
+        again = pinned.check(probe, model)
+        pd.testing.assert_frame_equal(again.pairs, before_check.pairs)
+        held = pinned.store.view()
+        assert "name_words" in held.derived  # (kept: a pinned view is not an older view let go)
+        assert pinned.store.pin() > before and pinned.stats()["ads"] == 80
+        assert pinned.check(probe, model).groups["status"].tolist() == ["already_indexed"]
+        assert before_check.groups["status"].tolist() != ["already_indexed"]
+        assert not held.derived  # the last pin of the older state gone: its tables too
+        pinned.store.unpin()
+        assert pinned.store.pinned_generation is None
+        with pinned.store.write(5):  # (a write unpins first: it needs a transaction of its own)
+            pass

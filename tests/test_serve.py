@@ -652,11 +652,12 @@ def test_service_reads_another_process_commit_before_a_request_does(
     """After a commit by another writer, the service's background refresh builds the key cache's
     view of the new state and what checks derive from it (the name-word table), so the first
     check after the commit does not pay for them; then it gives the heap's freed pages back."""
-    from jobdedup.pipeline import serve
-    from jobdedup.pipeline.serve import REFRESH_SECONDS, Service
+    from jobdedup.pipeline import serve_readers
+    from jobdedup.pipeline.serve import Service
+    from jobdedup.pipeline.serve_readers import REFRESH_SECONDS
 
     trims: list[float] = []
-    monkeypatch.setattr(serve, "trim_heap", lambda: trims.append(time.monotonic()))
+    monkeypatch.setattr(serve_readers, "trim_heap", lambda: trims.append(time.monotonic()))
     path = tmp_path / "ads.jdx"
     with Index.open(path) as index:
         index.add(test_ads.iloc[:40], default_model)
@@ -677,7 +678,7 @@ def test_service_reads_another_process_commit_before_a_request_does(
     finally:
         service.close()
         gc.unfreeze()  # (this test process goes on)
-    assert not service._refresher.is_alive()
+    assert not service.readers.thread.is_alive()
 
 
 def _has_view(service, generation: int) -> bool:

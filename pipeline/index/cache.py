@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,9 +52,9 @@ from jobdedup.pipeline.tokenizer import utf8_buffer
 PAGE_CACHE_KB = 4_096  # SQLite's page cache of a connection reading through a KeyCache (16 MB: no faster)
 VIEWS_KEPT = 2
 """Generations whose views stay, for transactions that began before a commit (a transaction holds
-its own view whatever the cache drops). Only the newest keeps its derived tables (~45 MB at
-1,000,000 ads: the merged boilerplate and the name-word table); an older one builds them again if a
-lingering transaction asks."""
+its own view whatever the cache drops), besides pinned ones. Only the newest and pinned ones keep
+their derived tables (~45 MB at 1,000,000 ads: the merged boilerplate and the name-word table); an
+older one builds them again if a lingering transaction asks."""
 
 # A key part is identified by its catalogue row; blobs are never rewritten in place.
 _PartId = tuple[int, int, int, int, int, int, int, int, int]
@@ -135,6 +135,7 @@ class KeyCache:
         self.lock = threading.Lock()
         self._parts: dict[_PartId, _Part] = {}
         self._views: OrderedDict[int, tuple[CacheView, frozenset[_PartId]]] = OrderedDict()
+        self._pins: Counter[int] = Counter()  # open pinned snapshots by generation
         self._ad_ids: dict[int, pa.LargeStringArray] = {}
         self._id_files: set[str] = set()  # ad_id lists' files (never stale: lists stay)
         self._dictionaries: dict[int, bytes] = {}
@@ -142,28 +143,52 @@ class KeyCache:
         self._unions: dict[str, tuple[int, int, np.ndarray]] = {}
         self.refreshes = 0  # views built (for tests and stats)
 
-    def view(self, store: SqliteStore, generation: int) -> CacheView:
+    def view(self, store: SqliteStore, generation: int, pin: bool = False) -> CacheView:
         """The view of `generation`, built from `store` (which must be inside a transaction that
-        sees exactly that generation) if not held."""
+        sees exactly that generation) if not held; `pin`: kept whole, derived tables included,
+        until `unpin(generation)` (a reader holding that snapshot open, `CachedSqliteStore.pin`)."""
         with self.lock:
             held = self._views.get(generation)
             if held is not None:
                 self._views.move_to_end(generation)
-                return held[0]
-            view, ids = self._build(store, generation)
-            for held_generation, (older, _) in self._views.items():
-                if held_generation < generation:
-                    older.derived.clear()
-            self._views[generation] = (view, ids)
-            while len(self._views) > VIEWS_KEPT:
-                self._views.popitem(last=False)
-            live = frozenset().union(*(kept for _, kept in self._views.values()))
-            for gone in set(self._parts) - live:
-                del self._parts[gone]
-            if self.directory is not None:
-                drop_stale_parts(self.directory, {p.file for p in self._parts.values()} | self._id_files)
-            self.refreshes += 1
+                view = held[0]
+            else:
+                view = self._add_view(store, generation)
+            if pin:
+                self._pins[generation] += 1
             return view
+
+    def _add_view(self, store: SqliteStore, generation: int) -> CacheView:
+        """Build `generation`'s view and let go of what no kept view needs (under `lock`)."""
+        view, ids = self._build(store, generation)
+        self._views[generation] = (view, ids)
+        for held_generation, (older, _) in self._views.items():
+            if held_generation < generation and not self._pins[held_generation]:
+                older.derived.clear()
+        unpinned = [g for g in self._views if g != generation and not self._pins[g]]
+        for gone in unpinned[: max(len(self._views) - VIEWS_KEPT, 0)]:
+            del self._views[gone]
+        live = frozenset().union(*(kept for _, kept in self._views.values()))
+        for gone in set(self._parts) - live:
+            del self._parts[gone]
+        if self.directory is not None:
+            drop_stale_parts(self.directory, {p.file for p in self._parts.values()} | self._id_files)
+        self.refreshes += 1
+        return view
+
+    def unpin(self, generation: int) -> None:
+        """One pin of `generation` released; the last one of an older view lets its derived tables
+        and, beyond `VIEWS_KEPT`, the view itself go."""
+        with self.lock:
+            self._pins[generation] -= 1
+            if self._pins[generation] > 0:
+                return
+            del self._pins[generation]
+            held = self._views.get(generation)
+            if held is not None and generation < max(self._views):
+                held[0].derived.clear()
+                if len(self._views) > VIEWS_KEPT:
+                    del self._views[generation]
 
     def _build(self, store: SqliteStore, generation: int) -> tuple[CacheView, frozenset[_PartId]]:
         db = store.db
@@ -303,6 +328,7 @@ class CachedSqliteStore(SqliteStore):
     def __init__(self, path: Path, cache: KeyCache, read_only: bool = False) -> None:
         self.cache = cache
         self._view: CacheView | None = None
+        self._pinned: CacheView | None = None  # the view of the snapshot `pin` holds open
         super().__init__(Path(path), read_only=read_only)
         # Keys come from the cache: a connection reads candidate rows and, once per part, a key
         # blob, which SQLite's default page cache here (256 MB per connection) would keep; the
@@ -312,6 +338,13 @@ class CachedSqliteStore(SqliteStore):
     # ---------------------------------------------------------------- transactions
     @contextlib.contextmanager
     def read(self) -> Iterator[None]:
+        if self._pinned is not None:  # (the snapshot `pin` holds open)
+            outer, self._view = self._view, self._pinned
+            try:
+                yield
+            finally:
+                self._view = outer
+            return
         self.db.execute("BEGIN")
         try:
             self._view = self.cache.view(self, self.generation())
@@ -320,8 +353,45 @@ class CachedSqliteStore(SqliteStore):
             self._view = None
             self.db.execute("COMMIT")
 
+    def pin(self) -> int:
+        """Hold a read transaction open on the newest committed state, and its view, until `unpin`
+        (or the next `pin`): every `read` until then sees that state and starts no transaction.
+        Returns its generation.
+
+        The service's readers are pinned: a commit then changes nothing under them until the
+        service has built the new state's view and derived tables in the background and moves
+        them on (`pipeline.serve`), so no check waits for that build.
+        """
+        self.unpin()
+        self.db.execute("BEGIN")
+        self._ad_id_cache.clear()
+        try:
+            generation = self.generation()
+            self._pinned = self.cache.view(self, generation, pin=True)
+        except BaseException:
+            self.db.execute("COMMIT")
+            raise
+        return generation
+
+    def unpin(self) -> None:
+        """End the read transaction `pin` held open (nothing if none)."""
+        pinned, self._pinned = self._pinned, None
+        if pinned is not None:
+            self.db.execute("COMMIT")
+            self.cache.unpin(pinned.generation)
+
+    @property
+    def pinned_generation(self) -> int | None:
+        """The generation `pin` holds, None when not pinned."""
+        return None if self._pinned is None else self._pinned.generation
+
+    def close(self) -> None:
+        self.unpin()
+        super().close()
+
     @contextlib.contextmanager
     def write(self, timeout: float) -> Iterator[None]:
+        self.unpin()
         with super().write(timeout):
             self._view = self.cache.view(self, self.generation())
             try:
@@ -330,7 +400,8 @@ class CachedSqliteStore(SqliteStore):
                 self._view = None
 
     def view(self) -> CacheView:
-        """The current committed view (a short read transaction; builds the view if needed)."""
+        """The current committed view (a short read transaction; builds the view if needed), or
+        the pinned one (`pin`)."""
         with self.read():
             assert self._view is not None
             return self._view

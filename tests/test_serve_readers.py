@@ -1,0 +1,132 @@
+"""`pipeline.serve_readers`: the service's readers stay on a built state while the next is built,
+follow writes before a write is answered, and let the write-ahead log restart."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from jobdedup.pipeline.index import Index
+from jobdedup.pipeline.index.cache import KeyCache
+from jobdedup.pipeline.serve_readers import PinnedReaders, ReadyBoard
+
+
+@pytest.fixture()
+def model(default_model):
+    return default_model.with_config(jobs=1, show_progress=False)
+
+
+def _placeholder(test_ads):
+    return test_ads.iloc[[0]].assign(ad_id="placeholder").reset_index(drop=True)
+
+
+def test_checks_stay_on_the_built_state_while_the_next_is_built_and_a_write_waits_for_it(
+    tmp_path, model, test_ads
+):
+    path = tmp_path / "ads.jdx"
+    with Index.open(path) as writer:
+        writer.add(test_ads.iloc[:40], model)
+    building = threading.Event()
+    release = threading.Event()
+    placeholder = _placeholder(test_ads)
+
+    def prepare(index) -> None:
+        if index.store.pinned_generation > 1:  # (the first state: at once)
+            building.set()
+            assert release.wait(30)
+        index.check(placeholder, model)
+
+    readers = PinnedReaders(path, KeyCache(), 2, prepare)
+    readers.keep_current()
+    try:
+        deadline = time.monotonic() + 30
+        while readers.reached() != 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with Index.open(path) as writer:
+            writer.add(test_ads.iloc[40:80], model)
+            committed = writer.store.generation()
+        assert building.wait(30)  # the refresh thread is building the new state's view
+        started = time.monotonic()
+        with readers.reader() as index:  # a check meanwhile: the state before the commit, at once
+            assert index.store.view().generation == 1 and index.stats()["ads"] == 40
+            assert index.check(test_ads.iloc[[50]].reset_index(drop=True), model).groups[
+                "status"
+            ].tolist() != ["already_indexed"]
+        assert time.monotonic() - started < 5
+        waited: list[float] = []
+        waiter = threading.Thread(
+            target=lambda: (readers.wait_current(committed), waited.append(time.monotonic()))
+        )
+        waiter.start()
+        time.sleep(0.3)
+        assert not waited  # a write's answer waits for the readers to follow it
+        release.set()
+        waiter.join(30)
+        assert waited and readers.reached() == committed
+        for _ in range(2):
+            with readers.reader() as index:
+                assert index.store.pinned_generation == committed and index.stats()["ads"] == 80
+    finally:
+        release.set()
+        readers.close()
+
+
+def _log_frames(path) -> int:
+    with sqlite3.connect(path) as db:
+        return db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+
+
+def test_the_log_restarts_while_readers_stay_pinned(tmp_path, model, test_ads):
+    """Readers always hold a snapshot; after each commit the pool moves on, checkpoints and moves
+    once more, so that the next write starts the log from its beginning instead of growing it."""
+    path = tmp_path / "ads.jdx"
+    with Index.open(path) as writer:
+        writer.add(test_ads.iloc[:20], model)
+    placeholder = _placeholder(test_ads)
+    readers = PinnedReaders(path, KeyCache(), 3, lambda index: index.check(placeholder, model))
+    readers.keep_current()
+    frames = []
+    try:
+        with Index.open(path) as writer:
+            for first in range(20, 140, 30):
+                writer.add(test_ads.iloc[first : first + 30], model)
+                readers.wait_current(writer.store.generation())
+                frames.append(_log_frames(path))
+                deadline = time.monotonic() + 30
+                while readers._log_pending:  # (the second move, onto snapshots needing no log)
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+                with readers.reader() as index:
+                    assert index.stats()["ads"] == first + 30
+    finally:
+        readers.close()
+    assert frames[-1] < frames[0] + frames[1], frames  # a growing log would hold every add's frames
+
+
+def test_the_ready_board_waits_for_live_processes_behind_and_forgets_dead_ones(tmp_path):
+    board = ReadyBoard(tmp_path / "serving")
+    board.publish(7)
+    assert (tmp_path / "serving" / str(os.getpid())).read_text() == "7"
+    assert board.behind(100) == []  # (its own process is not waited on)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True, text=True
+    )
+    (tmp_path / "serving" / dead.stdout.strip()).write_text("1")
+    live = os.getppid()
+    (tmp_path / "serving" / str(live)).write_text("3")
+    assert board.behind(3) == [] and not (tmp_path / "serving" / dead.stdout.strip()).exists()
+    started = time.monotonic()
+    assert board.wait(4, timeout=0.3) == [live]
+    assert time.monotonic() - started >= 0.3
+    later = threading.Timer(0.2, lambda: (tmp_path / "serving" / str(live)).write_text("4"))
+    later.start()
+    assert board.wait(4, timeout=10) == []
+    board.close()
+    assert not (tmp_path / "serving" / str(os.getpid())).exists()
