@@ -56,6 +56,7 @@ from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import ADS_COLUMNS
 from jobdedup.pipeline.io.dates import unreadable_dates
+from jobdedup.pipeline.serve_workers import EVENT_LOOP, HTTP_PARSER
 from jobdedup.pipeline.serve_writer import trim_heap
 
 MAX_ADS = 10_000
@@ -768,6 +769,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         create_app(make_service(args)),
         host=args.host,
         port=args.port,
+        http=HTTP_PARSER,
+        loop=EVENT_LOOP,
         access_log=False,  # our own one-line log, without query strings or bodies
         log_level="info" if not args.quiet else "warning",
         timeout_graceful_shutdown=5,
