@@ -12,7 +12,8 @@ over 100 ms under adds).
 Read-your-writes: an answer to `POST /v1/ads` or `DELETE` leaves only once every service process
 over the index has moved its readers past that write (`wait_current`): this process's refresh is
 woken at once; the others say where they are in a file each (`ReadyBoard`), which the writing
-process waits on for up to `CURRENT_SECONDS`.
+process waits on for up to `CURRENT_SECONDS`. Checks in flight are not waited for: a reader
+coming back from one after a move goes to the refresh thread, which moves it before it is pooled.
 
 The write-ahead log: a reader holding an old snapshot keeps SQLite from restarting the log, which
 would then only grow. After each move the refresh thread checkpoints the log (passive: it never
@@ -136,6 +137,8 @@ class PinnedReaders:
         self.ready = -1  # the newest generation whose view and derived tables are built
         self._epoch = 0  # bumped when readers should move (a new state, or the log checkpointed)
         self._pins: dict[int, tuple[int, int]] = {}  # id(reader) -> (epoch, generation) of its pin
+        self._busy: set[int] = set()  # id(reader) of those out in a request
+        self._returned: queue.Queue[Any] = queue.Queue()  # back from a request, to be moved first
         self._moved = threading.Condition()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -146,16 +149,21 @@ class PinnedReaders:
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[Any]:
-        """A pooled Index (pinned, once `keep_current` runs); one the pool moved on from while it
-        was out is moved by the refresh thread, woken as it comes back."""
+        """A pooled Index (pinned, once `keep_current` runs). One the pool moved on from while it
+        was out does not go back to the pool as it comes back: the refresh thread, woken, moves it
+        first, so that no request after a write's answer reads the state before the write."""
         index = self.pool.get()
+        self._busy.add(id(index))
         try:
             yield index
         finally:
-            self.pool.put(index)
+            self._busy.discard(id(index))
             pinned = self._pins.get(id(index))
             if pinned is not None and pinned[0] != self._epoch:
+                self._returned.put(index)
                 self._wake.set()
+            else:
+                self.pool.put(index)
 
     def refresh(self) -> None:
         """Build the newest committed state's view if it is new, then move every idle reader the
@@ -185,12 +193,17 @@ class PinnedReaders:
         """Pin the idle readers whose pin is older than the pool's epoch; a pin that lands on a
         state newer than `ready` (a commit since) has that state built on it first."""
         pins = list(self._pins.values())
-        if len(pins) == self.size and all(epoch == self._epoch for epoch, _ in pins):
+        if (
+            self._returned.empty()
+            and len(pins) == self.size
+            and all(epoch == self._epoch for epoch, _ in pins)
+        ):
             return  # (none to move: the pool stays untouched)
         idle = []
-        with contextlib.suppress(queue.Empty):
-            while len(idle) < self.size:
-                idle.append(self.pool.get_nowait())
+        for waiting in (self._returned, self.pool):
+            with contextlib.suppress(queue.Empty):
+                while len(idle) < self.size:
+                    idle.append(waiting.get_nowait())
         try:
             stale = [index for index in idle if self._pins.get(id(index), (None,))[0] != self._epoch]
             while stale:
@@ -215,9 +228,14 @@ class PinnedReaders:
             self._published = reached
 
     def reached(self) -> int | None:
-        """The generation every reader is pinned at or past (None: not all are pinned yet)."""
-        pins = list(self._pins.values())
-        return min(generation for _, generation in pins) if len(pins) == self.size else None
+        """The generation every request taking a reader from now on reads at or past (None: not
+        all are pinned yet): the prepared state, or an older one a reader in the pool still holds.
+        A reader out in a check does not count: it goes back only once moved."""
+        if len(self._pins) < self.size:
+            return None
+        busy = set(self._busy)
+        held = [generation for key, (_, generation) in list(self._pins.items()) if key not in busy]
+        return min([self.ready, *held])
 
     def _log_checkpointed(self) -> bool:
         """A passive checkpoint; whether the whole log is now in the database file."""
@@ -270,8 +288,9 @@ class PinnedReaders:
             self.thread.join(timeout=10)
         if self.board is not None:
             self.board.close()
-        while not self.pool.empty():
-            self.pool.get().close()
+        for waiting in (self.pool, self._returned):
+            while not waiting.empty():
+                waiting.get().close()
         self._refreshing.close()
 
 

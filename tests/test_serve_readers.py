@@ -130,3 +130,51 @@ def test_the_ready_board_waits_for_live_processes_behind_and_forgets_dead_ones(t
     assert board.wait(4, timeout=10) == []
     board.close()
     assert not (tmp_path / "serving" / str(os.getpid())).exists()
+
+
+def test_a_write_does_not_wait_for_a_long_check_whose_reader_is_moved_before_it_goes_back(
+    tmp_path, model, test_ads
+):
+    """A reader out in a long check when a write commits: the write's answer does not wait for
+    that check, and the reader, once back, is moved before anyone takes it again."""
+    path = tmp_path / "ads.jdx"
+    with Index.open(path) as writer:
+        writer.add(test_ads.iloc[:40], model)
+    placeholder = _placeholder(test_ads)
+    readers = PinnedReaders(path, KeyCache(), 2, lambda index: index.check(placeholder, model))
+    readers.keep_current()
+    try:
+        deadline = time.monotonic() + 30
+        while readers.reached() != 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        inside, leave = threading.Event(), threading.Event()
+        held: list = []
+
+        def long_check() -> None:
+            with readers.reader() as index:
+                held.append(index)
+                inside.set()
+                assert leave.wait(30)
+                held.append(index.stats()["ads"])  # (its state: the one it began with)
+
+        checker = threading.Thread(target=long_check)
+        checker.start()
+        assert inside.wait(30)
+        with Index.open(path) as writer:
+            writer.add(test_ads.iloc[40:80], model)
+            committed = writer.store.generation()
+        started = time.monotonic()
+        readers.wait_current(committed)
+        assert time.monotonic() - started < 5 and readers.reached() == committed
+        with readers.reader() as index:  # the idle one, moved
+            assert index is not held[0] and index.stats()["ads"] == 80
+        leave.set()
+        checker.join(30)
+        assert held[1] == 40
+        for _ in range(4):  # whichever reader a request takes now reads the write
+            with readers.reader() as index:
+                assert index.stats()["ads"] == 80
+    finally:
+        leave.set()
+        readers.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -96,5 +97,6 @@ def drop_stale_parts(directory: Path, used: set[str]) -> None:
         for path in directory.iterdir():
             part = path.name.lstrip(".").split(".")[0]  # (".name…tmp": a write in progress or broken off)
             with contextlib.suppress(OSError):
-                if part and part not in used and path.stat().st_mtime < limit:
-                    path.unlink()
+                found = path.stat()
+                if part and part not in used and found.st_mtime < limit and not stat.S_ISDIR(found.st_mode):
+                    path.unlink()  # (a folder is not a part: the service's `serving/` board)
