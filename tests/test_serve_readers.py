@@ -22,6 +22,13 @@ def model(default_model):
     return default_model.with_config(jobs=1, show_progress=False)
 
 
+def _until(condition, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
 def _placeholder(test_ads):
     return test_ads.iloc[[0]].assign(ad_id="placeholder").reset_index(drop=True)
 
@@ -45,10 +52,7 @@ def test_checks_stay_on_the_built_state_while_the_next_is_built_and_a_write_wait
     readers = PinnedReaders(path, KeyCache(), 2, prepare)
     readers.keep_current()
     try:
-        deadline = time.monotonic() + 30
-        while readers.reached() != 1:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        _until(lambda: readers.reached() == 1)
         with Index.open(path) as writer:
             writer.add(test_ads.iloc[40:80], model)
             committed = writer.store.generation()
@@ -99,10 +103,7 @@ def test_the_log_restarts_while_readers_stay_pinned(tmp_path, model, test_ads):
                 writer.add(test_ads.iloc[first : first + 30], model)
                 readers.wait_current(writer.store.generation())
                 frames.append(_log_frames(path))
-                deadline = time.monotonic() + 30
-                while readers._log_pending:  # (the second move, onto snapshots needing no log)
-                    assert time.monotonic() < deadline
-                    time.sleep(0.01)
+                _until(lambda: not readers._log_pending)  # (the second move, onto snapshots needing no log)
                 with readers.reader() as index:
                     assert index.stats()["ads"] == first + 30
     finally:
@@ -144,10 +145,7 @@ def test_a_write_does_not_wait_for_a_long_check_whose_reader_is_moved_before_it_
     readers = PinnedReaders(path, KeyCache(), 2, lambda index: index.check(placeholder, model))
     readers.keep_current()
     try:
-        deadline = time.monotonic() + 30
-        while readers.reached() != 1:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        _until(lambda: readers.reached() == 1)
         inside, leave = threading.Event(), threading.Event()
         held: list = []
 
