@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import queue
 import threading
@@ -42,6 +43,7 @@ from jobdedup.pipeline.serve_writer import trim_heap
 REFRESH_SECONDS = 0.05  # how often the refresh thread looks for a commit
 CURRENT_SECONDS = 10.0  # longest a write's answer waits for the other service processes to follow it
 BOARD_POLL_SECONDS = 0.002
+FAILURE_LOG_SECONDS = 10.0  # a refresh failing again and again is logged once this often
 log = logging.getLogger("jobdedup.serve")
 
 
@@ -271,6 +273,7 @@ class PinnedReaders:
         self.thread.start()
 
     def _refresh_loop(self) -> None:
+        failures, logged = 0, -math.inf  # (failures in a row; when the last was logged)
         while not self._stop.is_set():
             self._wake.wait(REFRESH_SECONDS)
             self._wake.clear()
@@ -279,7 +282,19 @@ class PinnedReaders:
             try:
                 self.refresh()
             except Exception as failure:  # noqa: BLE001 - readers keep their snapshot; tried again
-                log.warning("refreshing the index's view failed: %s", type(failure).__name__)
+                failures += 1
+                if time.monotonic() - logged >= FAILURE_LOG_SECONDS:  # (not 20 lines a second)
+                    logged = time.monotonic()
+                    log.warning(
+                        "refreshing the index's view failed (%d time(s) in a row; readers keep the last "
+                        "state): %s",
+                        failures,
+                        type(failure).__name__,
+                    )
+            else:
+                if failures:
+                    log.warning("refreshing the index's view works again after %d failure(s)", failures)
+                failures, logged = 0, -math.inf
 
     def close(self) -> None:
         self._stop.set()

@@ -176,3 +176,33 @@ def test_a_write_does_not_wait_for_a_long_check_whose_reader_is_moved_before_it_
     finally:
         leave.set()
         readers.close()
+
+
+def test_a_refresh_failing_again_and_again_is_logged_once_then_its_recovery(
+    tmp_path, model, test_ads, caplog
+):
+    path = tmp_path / "ads.jdx"
+    with Index.open(path) as writer:
+        writer.add(test_ads.iloc[:20], model)
+    broken = threading.Event()
+    broken.set()
+    calls: list[float] = []
+
+    def prepare(index) -> None:
+        calls.append(time.monotonic())
+        if broken.is_set():
+            raise RuntimeError("no view")
+
+    readers = PinnedReaders(path, KeyCache(), 1, prepare)
+    with caplog.at_level("WARNING", logger="jobdedup.serve"):
+        readers.keep_current()
+        try:
+            _until(lambda: len(calls) >= 10)  # tried again every poll
+            broken.clear()
+            _until(lambda: readers.reached() == 1)
+        finally:
+            readers.close()
+    lines = [r.getMessage() for r in caplog.records if "refreshing" in r.getMessage()]
+    assert len(lines) == 2, lines
+    assert "failed (1 time(s) in a row" in lines[0] and "RuntimeError" in lines[0]
+    assert "works again after" in lines[1]
