@@ -252,14 +252,15 @@ class Service:
         self.check_model = self.model.with_config(jobs=1)
         self.token = token
         self.slow_check_seconds = slow_check_seconds
-        self.cache = KeyCache(key_directory(self.index_path))
+        keys = key_directory(self.index_path)
+        self.cache = KeyCache(keys)
         placeholder = _placeholder_ads(1)
         self.readers = PinnedReaders(
             self.index_path,
             self.cache,
             readers,
             prepare=lambda index: index.check(placeholder, self.check_model),
-            board=ReadyBoard(key_directory(self.index_path) / "serving"),
+            board=ReadyBoard(keys / "serving"),
         )
         # Writes in a child process (`pipeline.serve_writer`), so that they never stall checks.
         if writer is None and writes_allowed:

@@ -5,7 +5,7 @@ A commit (the service's writer child, a CLI `index add`, another service) change
 check: a refresh thread notices it within `REFRESH_SECONDS`, opens the new state on a connection of
 its own, builds the key cache's view and what checks derive from it (the boilerplate set, the
 name-word table: ~40 ms of CPU at 1,000,000 ads) with one placeholder check, and only then moves the
-pool on (idle connections at once, busy ones when next taken). Before, the first checks after each
+pool on (idle connections at once, busy ones as they come back). Before, the first checks after each
 commit waited for that build (their "check" and "prepare" steps: two thirds of the time of the checks
 over 100 ms under adds).
 
@@ -160,8 +160,7 @@ class PinnedReaders:
             yield index
         finally:
             self._busy.discard(id(index))
-            pinned = self._pins.get(id(index))
-            if pinned is not None and pinned[0] != self._epoch:
+            if id(index) in self._pins and not self._moved_on(index):
                 self._returned.put(index)
                 self._wake.set()
             else:
@@ -172,17 +171,25 @@ class PinnedReaders:
         pool moved on from; once the log is all in the database file, move them once more (onto
         snapshots that need no log, so that the next write restarts it)."""
         store = self._refreshing.store
-        generation = store.pin()
         try:
-            if generation > self.ready:
-                self.prepare(self._refreshing)
-                self._advance(generation)
+            self._prepare_if_new(self._refreshing, store.pin())
         finally:
             store.unpin()
         if self._log_pending and self._log_checkpointed():
             self._log_pending = False
             self._epoch += 1
         self._move_idle()
+
+    def _moved_on(self, index: Any) -> bool:
+        """Whether `index` is pinned at the pool's current epoch."""
+        return self._pins.get(id(index), (None,))[0] == self._epoch
+
+    def _prepare_if_new(self, index: Any, generation: int) -> None:
+        """Build the derived tables of `generation`, the state `index` is pinned to, if it is
+        newer than `ready`, and make it the state readers move to."""
+        if generation > self.ready:
+            self.prepare(index)
+            self._advance(generation)
 
     def _advance(self, generation: int) -> None:
         first = self.ready < 0
@@ -195,11 +202,7 @@ class PinnedReaders:
         """Pin the idle readers whose pin is older than the pool's epoch; a pin that lands on a
         state newer than `ready` (a commit since) has that state built on it first."""
         pins = list(self._pins.values())
-        if (
-            self._returned.empty()
-            and len(pins) == self.size
-            and all(epoch == self._epoch for epoch, _ in pins)
-        ):
+        if self._returned.empty() and len(pins) == self.size and all(e == self._epoch for e, _ in pins):
             return  # (none to move: the pool stays untouched)
         idle = []
         for waiting in (self._returned, self.pool):
@@ -207,15 +210,13 @@ class PinnedReaders:
                 while len(idle) < self.size:
                     idle.append(waiting.get_nowait())
         try:
-            stale = [index for index in idle if self._pins.get(id(index), (None,))[0] != self._epoch]
+            stale = [index for index in idle if not self._moved_on(index)]
             while stale:
                 for index in stale:
                     generation = index.store.pin()
-                    if generation > self.ready:
-                        self.prepare(index)
-                        self._advance(generation)
+                    self._prepare_if_new(index, generation)
                     self._pins[id(index)] = (self._epoch, generation)
-                stale = [index for index in idle if self._pins[id(index)][0] != self._epoch]
+                stale = [index for index in idle if not self._moved_on(index)]
         finally:
             for index in idle:
                 self.pool.put(index)

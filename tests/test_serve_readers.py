@@ -82,6 +82,17 @@ def test_checks_stay_on_the_built_state_while_the_next_is_built_and_a_write_wait
         readers.close()
 
 
+def _started_readers(path, model, first_ads, size: int) -> PinnedReaders:
+    """An index of `first_ads` and `size` readers over it, kept current (a placeholder check
+    prepares each new state)."""
+    with Index.open(path) as writer:
+        writer.add(first_ads, model)
+    placeholder = _placeholder(first_ads)
+    readers = PinnedReaders(path, KeyCache(), size, lambda index: index.check(placeholder, model))
+    readers.keep_current()
+    return readers
+
+
 def _log_frames(path) -> int:
     with sqlite3.connect(path) as db:
         return db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
@@ -91,11 +102,7 @@ def test_the_log_restarts_while_readers_stay_pinned(tmp_path, model, test_ads):
     """Readers always hold a snapshot; after each commit the pool moves on, checkpoints and moves
     once more, so that the next write starts the log from its beginning instead of growing it."""
     path = tmp_path / "ads.jdx"
-    with Index.open(path) as writer:
-        writer.add(test_ads.iloc[:20], model)
-    placeholder = _placeholder(test_ads)
-    readers = PinnedReaders(path, KeyCache(), 3, lambda index: index.check(placeholder, model))
-    readers.keep_current()
+    readers = _started_readers(path, model, test_ads.iloc[:20], 3)
     frames = []
     try:
         with Index.open(path) as writer:
@@ -139,11 +146,7 @@ def test_a_write_does_not_wait_for_a_long_check_whose_reader_is_moved_before_it_
     """A reader out in a long check when a write commits: the write's answer does not wait for
     that check, and the reader, once back, is moved before anyone takes it again."""
     path = tmp_path / "ads.jdx"
-    with Index.open(path) as writer:
-        writer.add(test_ads.iloc[:40], model)
-    placeholder = _placeholder(test_ads)
-    readers = PinnedReaders(path, KeyCache(), 2, lambda index: index.check(placeholder, model))
-    readers.keep_current()
+    readers = _started_readers(path, model, test_ads.iloc[:40], 2)
     try:
         _until(lambda: readers.reached() == 1)
         inside, leave = threading.Event(), threading.Event()

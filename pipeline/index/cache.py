@@ -162,12 +162,7 @@ class KeyCache:
         """Build `generation`'s view and let go of what no kept view needs (under `lock`)."""
         view, ids = self._build(store, generation)
         self._views[generation] = (view, ids)
-        for held_generation, (older, _) in self._views.items():
-            if held_generation < generation and not self._pins[held_generation]:
-                older.derived.clear()
-        unpinned = [g for g in self._views if g != generation and not self._pins[g]]
-        for gone in unpinned[: max(len(self._views) - VIEWS_KEPT, 0)]:
-            del self._views[gone]
+        self._release_unpinned(keep=generation)
         live = frozenset().union(*(kept for _, kept in self._views.values()))
         for gone in set(self._parts) - live:
             del self._parts[gone]
@@ -184,11 +179,18 @@ class KeyCache:
             if self._pins[generation] > 0:
                 return
             del self._pins[generation]
-            held = self._views.get(generation)
-            if held is not None and generation < max(self._views):
-                held[0].derived.clear()
-                if len(self._views) > VIEWS_KEPT:
-                    del self._views[generation]
+            if self._views:
+                self._release_unpinned(keep=max(self._views))
+
+    def _release_unpinned(self, keep: int) -> None:
+        """Clear the derived tables of the unpinned views older than `keep`'s and drop unpinned
+        views other than `keep`'s beyond `VIEWS_KEPT`, oldest first (under `lock`)."""
+        for held_generation, (older, _) in self._views.items():
+            if held_generation < keep and not self._pins[held_generation]:
+                older.derived.clear()
+        unpinned = [g for g in self._views if g != keep and not self._pins[g]]
+        for gone in unpinned[: max(len(self._views) - VIEWS_KEPT, 0)]:
+            del self._views[gone]
 
     def _build(self, store: SqliteStore, generation: int) -> tuple[CacheView, frozenset[_PartId]]:
         db = store.db
