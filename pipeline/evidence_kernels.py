@@ -37,9 +37,11 @@ def _fill_table(words, table):
 
 
 def word_table(words: np.ndarray) -> np.ndarray:
-    """Open-addressing table (int64, empty slots -1, at most a quarter full) of uint32 words,
-    placed by their low bits (the tokeniser's hashes are mixed)."""
-    size = 1 << max(4, int(4 * len(words)).bit_length())
+    """Open-addressing table (int64, empty slots -1, at most half full) of uint32 words, placed by
+    their low bits (the tokeniser's hashes are mixed). Half full, not a quarter: an index's name
+    table is 8 MB at 1,000,000 ads instead of 16 in each service process, and a look-up that
+    misses probes ~2.5 slots instead of ~1.4, of one cache line most often."""
+    size = 1 << max(4, int(2 * len(words)).bit_length())
     table = np.full(size, _EMPTY, dtype=np.int64)
     _fill_table(np.ascontiguousarray(words, dtype=np.uint32), table)
     return table
@@ -47,7 +49,7 @@ def word_table(words: np.ndarray) -> np.ndarray:
 
 class WordTable:
     """A set of uint32 words with its `word_table`, built on first use and then kept: an index's
-    name vocabulary (~280,000 words at 1,000,000 ads, a 16 MB table) is searched by every check."""
+    name vocabulary (~500,000 words at 1,000,000 ads, an 8 MB table) is searched by every check."""
 
     def __init__(self, words: np.ndarray) -> None:
         self.words = np.ascontiguousarray(words, dtype=np.uint32)

@@ -498,3 +498,22 @@ def test_title_word_the_other_ad_never_names_marks_another_vacancy():
         {**common, "ad_id": "b", "description": payments, "title": "Data Engineer, Payments"},
     ])  # fmt: skip
     assert np.isnan(fields_only["title_words_unnamed"])
+
+
+def test_a_name_table_at_most_half_full_finds_every_word_it_holds_and_no_other():
+    """The open-addressing table of a vocabulary (an index's name words): every held word found,
+    words it does not hold (near misses and random ones) not, whatever the clusters its probes
+    meet at half load."""
+    from jobdedup.pipeline.evidence_kernels import name_sets, word_table
+
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 1000, 65_536, 100_000):
+        held = np.unique(rng.integers(0, 2**32, n, dtype=np.uint64)).astype(np.uint32)
+        assert len(word_table(held)) >= 2 * len(held)
+        assert n < 8 or len(word_table(held)) < 4 * len(held)  # (half full at most, a quarter at least)
+        others = np.setdiff1d(
+            np.r_[held.astype(np.uint64) + 1, rng.integers(0, 2**32, n, dtype=np.uint64)] % 2**32, held
+        )
+        words = np.r_[held.astype(np.uint64), others]
+        _, found = name_sets(words, np.array([0, len(words)]), held)
+        assert found.tolist() == held.tolist()

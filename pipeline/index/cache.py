@@ -2,8 +2,9 @@
 
 A batch `add` reads the whole key store once (it meets most of it anyway). A service answering one
 ad at a time cannot: at 1,000,000 indexed ads that is ~47 million entries, decoded in ~1 s per
-request. `KeyCache` keeps every key part decoded (sorted uint64 keys, int32 ids: 12 bytes an entry,
-~0.55 GB at 1,000,000 ads), the ad_id lists, the boilerplate and name vocabularies and the zstd
+request. `KeyCache` keeps every key part decoded (sorted keys, packed to 2-4 bytes in large parts,
+and 4-byte ids or block-sighting values: ~0.4 GB for the ~59 million entries at 1,000,000 ads),
+the ad_id lists, the boilerplate and name vocabularies and the zstd
 dictionaries of one index file, shared by all connections of the process. `CachedSqliteStore` is a
 `SqliteStore` that answers `lookup` / `find_ads` (42 band keys + a few field keys → `searchsorted`
 in each run), `boilerplate`, `name_words`, ad_id and dictionary reads from that cache, and
@@ -42,18 +43,32 @@ import zstandard
 
 from jobdedup.features.shingle_sets import sorted_union
 from jobdedup.pipeline.index.blobs import decode_part, decode_sorted
-from jobdedup.pipeline.index.key_files import ID_SUFFIXES, SUFFIXES, drop_stale_parts, shared_arrays
+from jobdedup.pipeline.index.key_files import (
+    ID_SUFFIXES,
+    PACKED_SUFFIXES,
+    SUFFIXES,
+    drop_stale_parts,
+    shared_arrays,
+)
 from jobdedup.pipeline.index.key_runs import SPACE_AD_IDS, SPACE_KEYS, live_entries
-from jobdedup.pipeline.index.key_search import fences, matching_entries
+from jobdedup.pipeline.index.key_search import (
+    PACK_MIN_ENTRIES,
+    PackedKeys,
+    fences,
+    matching_entries,
+    pack_keys,
+    packed_shift,
+)
 from jobdedup.pipeline.index.sqlite_reads import union_of_rows
 from jobdedup.pipeline.index.sqlite_store import SqliteStore
 from jobdedup.pipeline.tokenizer import utf8_buffer
 
 PAGE_CACHE_KB = 4_096  # SQLite's page cache of a connection reading through a KeyCache (16 MB: no faster)
+PART_FILE_VERSION = 3  # in a part's file name: files of older layouts (unpacked keys) go stale
 VIEWS_KEPT = 2
 """Generations whose views stay, for transactions that began before a commit (a transaction holds
 its own view whatever the cache drops), besides pinned ones. Only the newest and pinned ones keep
-their derived tables (~45 MB at 1,000,000 ads: the merged boilerplate and the name-word table); an
+their derived tables (the name-word table, ~10 MB at 1,000,000 ads); an
 older one builds them again if a lingering transaction asks."""
 
 # A key part is identified by its catalogue row; blobs are never rewritten in place.
@@ -64,8 +79,8 @@ _PartId = tuple[int, int, int, int, int, int, int, int, int]
 class _Part:
     first_key: int
     last_key: int
-    keys: np.ndarray  # sorted uint64
-    ads: np.ndarray  # int32 (ids < 2^31) or int64
+    keys: np.ndarray | PackedKeys  # sorted uint64 (packed in a large part: `key_search.PackedKeys`)
+    ads: np.ndarray  # `narrow_values`: int32 (ids < 2^31), uint32 (sighting values) or int64
     file: str = ""  # the name of its files in the cache's directory, if mapped from there
     fences: np.ndarray = field(init=False)  # `key_search.fences` of `keys`, held in memory
 
@@ -128,10 +143,12 @@ class KeyCache:
         directory: where decoded parts are kept as files and memory-mapped (`key_directory`), so
             that processes over one index share them through the page cache and only the pages a
             look-up touches are resident; None: decoded parts are held in this process's memory.
+        pack_min_entries: parts with this many keys or more hold them packed (`PackedKeys`).
     """
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, pack_min_entries: int = PACK_MIN_ENTRIES) -> None:
         self.directory = directory
+        self.pack_min_entries = pack_min_entries
         self.lock = threading.Lock()
         self._parts: dict[_PartId, _Part] = {}
         self._views: OrderedDict[int, tuple[CacheView, frozenset[_PartId]]] = OrderedDict()
@@ -207,7 +224,7 @@ class KeyCache:
                     "SELECT data FROM key_parts WHERE space = ? AND run = ? AND part = ?",
                     (space, run, number),
                 ).fetchone()[0]
-                self._parts[part_id] = self._decoded(blob, part_id[5], part_id[6], part_id[7])
+                self._parts[part_id] = self._decoded(blob, part_id[5], part_id[6], part_id[7], part_id[4])
             parts.setdefault(part_id[0], []).append(self._parts[part_id])
         spans = np.asarray(
             db.execute("SELECT first_id, n FROM ad_ids ORDER BY first_id").fetchall(), dtype=np.int64
@@ -245,16 +262,25 @@ class KeyCache:
             self._unions[table] = (count, last, values)
         return values
 
-    def _decoded(self, blob: bytes, first_key: int, last_key: int, min_ad: int) -> _Part:
-        """A part's keys and ads: mapped from the directory's files (written first if absent), or
-        decoded into memory."""
+    def _decoded(self, blob: bytes, first_key: int, last_key: int, min_ad: int, entries: int) -> _Part:
+        """A part's keys (packed if it has `pack_min_entries` or more) and ads: mapped from the
+        directory's files (written first if absent), or decoded into memory."""
+        shift = packed_shift(first_key, last_key) if entries >= self.pack_min_entries else None
+
+        def decoded() -> tuple[np.ndarray, ...]:
+            keys, ads = _decode(blob, first_key, min_ad)
+            return (*pack_keys(keys, first_key, shift), ads) if shift is not None else (keys, ads)
+
         if self.directory is None:
-            return _Part(first_key, last_key, *_decode(blob, first_key, min_ad))
-        name = xxhash.xxh3_128_hexdigest(blob + f"|{first_key}|{min_ad}".encode())
-        (keys, ads), mapped = shared_arrays(
-            self.directory, name, SUFFIXES, lambda: _decode(blob, first_key, min_ad)
-        )
-        return _Part(first_key, last_key, keys, ads, file=name if mapped else "")
+            arrays, name = decoded(), ""
+        else:
+            name = xxhash.xxh3_128_hexdigest(blob + f"|{first_key}|{min_ad}|{PART_FILE_VERSION}".encode())
+            arrays, mapped = shared_arrays(
+                self.directory, name, SUFFIXES if shift is None else PACKED_SUFFIXES, decoded
+            )
+            name = name if mapped else ""
+        keys = PackedKeys(first_key, shift, *arrays[:2]) if shift is not None else arrays[0]
+        return _Part(first_key, last_key, keys, arrays[-1], file=name)
 
     def ad_id_list(self, store: SqliteStore, first_id: int) -> pa.LargeStringArray:
         """The ad_ids of the committed list starting at `first_id` (lists are never rewritten), as
@@ -299,7 +325,19 @@ def _id_arrays(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 def _decode(blob: bytes, first_key: int, min_ad: int) -> tuple[np.ndarray, np.ndarray]:
     keys, ads = decode_part(blob, first_key, min_ad)
-    return keys, ads.astype(np.int32) if len(ads) and int(ads.max()) < 2**31 else ads
+    return keys, narrow_values(ads)
+
+
+def narrow_values(values: np.ndarray) -> np.ndarray:
+    """A part's ads (or block sightings' values) in the narrowest of int32, uint32 and int64 that
+    holds them: ad ids fit int32, and a sighting's value (16-bit title and employer hashes) uint32,
+    4 bytes an entry instead of 8 (~60 MB of the mapped files at 1,000,000 ads)."""
+    if not len(values) or int(values.min()) < 0:
+        return values
+    largest = int(values.max())
+    if largest < 2**31:
+        return values.astype(np.int32)
+    return values.astype(np.uint32) if largest < 2**32 else values
 
 
 _WRITES = (

@@ -40,7 +40,6 @@ import pandas as pd
 
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.features.shingle_sets import sorted_unique
-from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.candidates import generate_candidates
 from jobdedup.pipeline.evidence_kernels import WordTable
 from jobdedup.pipeline.group import GroupReport
@@ -174,13 +173,11 @@ class Index:
                 packing = ThreadPoolExecutor(max_workers=1)
                 roots = packing.submit(writer.pack_roots, new_ads, True, cfg.seed)
                 packing.shutdown(wait=False)
-            # The model's and the index's boilerplate, and the index's names with their hash table,
-            # are kept with a cached store's view of the index (a check would copy ~1.4 million
-            # blocks and fill a 16 MB table at 1,000,000 ads).
-            boilerplate = self.store.derived(
-                ("boilerplate", len(model.boilerplate_), hash(model.boilerplate_.tobytes())),
-                lambda: merge_block_sets(model.boilerplate_, self.store.boilerplate()),
-            )
+            # The model's and the index's boilerplate as two sets (their union would copy ~1.4
+            # million blocks at 1,000,000 ads, 11 MB in each service process), and the index's
+            # names with their hash table, kept with a cached store's view of the index (a check
+            # would fill an 8 MB table).
+            boilerplate = (model.boilerplate_, self.store.boilerplate())
             # Texts are searched for the names of every indexed ad too (evidence of agency copies).
             new_names, own_words = name_words(new_ads)
             names = (self.store.derived("name_words", lambda: WordTable(self.store.name_words())), new_names)
@@ -201,7 +198,7 @@ class Index:
                     new_ads["description"].iloc[affected],
                     take_rows(batch.inputs, affected),
                     cfg,
-                    (boilerplate, learnt),
+                    (*boilerplate, learnt),
                     names,
                 )
                 batch = dataclasses.replace(batch, inputs=replace_rows(batch.inputs, affected, again))
@@ -233,7 +230,7 @@ class Index:
             old, old_ads, old_raw = read_groups(self.store, sorted_unique(cross["ad"].to_numpy()))
             lap("read_back")
             if len(old_ads):
-                old_batch = prepare_batch(old_ads, cfg, (boilerplate, learnt), names=names)
+                old_batch = prepare_batch(old_ads, cfg, (*boilerplate, learnt), names=names)
                 inputs = concat_inputs(batch.inputs, old_batch.inputs)
             else:
                 inputs = batch.inputs

@@ -26,6 +26,7 @@ import numpy as np
 
 STALE_SECONDS = 600.0  # a part no view of this process uses is removed after this long
 SUFFIXES = (".keys.npy", ".ads.npy")  # a key part's files
+PACKED_SUFFIXES = (".starts.npy", ".rest.npy", ".ads.npy")  # a packed part's (`PackedKeys`)
 ID_SUFFIXES = (".offsets.npy", ".chars.npy")  # an ad_id list's files (UTF-8 bytes and their offsets)
 
 
