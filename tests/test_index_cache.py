@@ -60,7 +60,7 @@ def test_kept_boilerplate_and_names_follow_adds_of_another_process(tmp_path, def
                 names = cached.store.derived("name_words", lambda: None)
                 assert np.array_equal(names.words, writer.store.name_words())
                 assert np.array_equal(cached.store.boilerplate(), writer.store.boilerplate())
-    # Two views are kept, and only the newest keeps its derived tables (~45 MB at 1,000,000 ads).
+    # Two views are kept, and only the newest keeps its derived tables (~10 MB at 1,000,000 ads).
     views = [view for view, _ in cache._views.values()]
     assert len(views) == 2 and not views[0].derived and "name_words" in views[1].derived
 

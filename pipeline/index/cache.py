@@ -3,7 +3,7 @@
 A batch `add` reads the whole key store once (it meets most of it anyway). A service answering one
 ad at a time cannot: at 1,000,000 indexed ads that is ~47 million entries, decoded in ~1 s per
 request. `KeyCache` keeps every key part decoded (sorted keys, packed to 2-4 bytes in large parts,
-and 4-byte ids or block-sighting values: ~0.4 GB for the ~59 million entries at 1,000,000 ads),
+and 4-byte ids or block-sighting values: ~0.55 GB for the ~60 million entries at 1,000,000 ads),
 the ad_id lists, the boilerplate and name vocabularies and the zstd
 dictionaries of one index file, shared by all connections of the process. `CachedSqliteStore` is a
 `SqliteStore` that answers `lookup` / `find_ads` (42 band keys + a few field keys → `searchsorted`

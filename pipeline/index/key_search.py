@@ -124,13 +124,13 @@ def matching_entries(
         (rows, entries): int64 arrays of equal length; `rows` indexes `wanted`, `entries`
         `part_keys`.
     """
-    if isinstance(part_keys, PackedKeys):
-        if wanted.dtype != np.uint64:
-            raise TypeError("matching_entries compares uint64 keys")
-        keys = part_keys
-        return _matching_packed(np.uint64(keys.first), np.uint64(keys.shift), keys.starts, keys.rest, wanted)
-    if part_keys.dtype != np.uint64 or wanted.dtype != np.uint64:  # (compiled, uint64 against int64
-        raise TypeError("matching_entries compares uint64 keys")  # compares as float64: wrong)
+    packed = isinstance(part_keys, PackedKeys)
+    if wanted.dtype != np.uint64 or not packed and part_keys.dtype != np.uint64:  # (compiled, uint64
+        raise TypeError("matching_entries compares uint64 keys")  # against int64 compares as float64)
+    if packed:
+        return _matching_packed(
+            np.uint64(part_keys.first), np.uint64(part_keys.shift), part_keys.starts, part_keys.rest, wanted
+        )
     if part_fences is None:
         part_fences = fences(part_keys)
     return _matching_entries(part_keys, part_fences, wanted, FENCE_STEP)
@@ -201,22 +201,15 @@ def _matching_packed(
     total = 0
     for i in range(wanted.size):
         key = wanted[i]
-        start[i] = 0
-        if key < first:
+        if key < first:  # (count 0: its start is never read)
             continue
         offset = key - first
         bucket = np.int64(offset >> shift)
         if bucket >= buckets:
             continue
         low = offset & mask
-        lo, end = np.int64(starts[bucket]), np.int64(starts[bucket + 1])
-        hi = end
-        while lo < hi:
-            middle = (lo + hi) >> 1
-            if np.uint64(rest[middle]) < low:
-                lo = middle + 1
-            else:
-                hi = middle
+        end = np.int64(starts[bucket + 1])
+        lo = _first_at_least(rest, low, np.int64(starts[bucket]), end)
         at = lo
         while at < end and np.uint64(rest[at]) == low:
             at += 1
