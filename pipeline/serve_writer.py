@@ -14,7 +14,7 @@ Only small things cross the pipe: the ads of a request in, their groups and merg
 
 With `--workers N` (`pipeline.serve_workers`) there is one child for all workers: uvicorn's
 supervisor runs a `WriterBroker`, which owns the `WriterProcess` and relays the workers' writes
-(`RemoteWriter`, over a Unix socket) to it, one at a time.
+(`RemoteWriter`, over a Unix socket in Linux's abstract namespace) to it, one at a time.
 
 Example:
     >>> # writer = WriterProcess(Path("ads.jdx"), model, wait=60.0)
@@ -30,9 +30,7 @@ import multiprocessing
 import os
 import pickle
 import secrets
-import shutil
 import signal
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -183,8 +181,8 @@ class WriterBroker:
 
     With a writer child per worker, a steady stream of adds kept N children alive, each with its
     imports, model and an add's working memory (~0.7 GB at 1,000,000 indexed ads). The broker runs
-    in uvicorn's supervisor: it listens on a Unix socket in a private folder (`address`, `authkey`
-    for the workers' `RemoteWriter`), and relays each worker's pickled write to one `WriterProcess`
+    in uvicorn's supervisor: it listens on a Unix socket (`address`, `authkey` for the workers'
+    `RemoteWriter`), and relays each worker's pickled write to one `WriterProcess`
     as bytes (nothing is unpickled here), one write at a time. The child is a child of the
     supervisor: it dies with it, and stops when idle as before.
 
@@ -197,8 +195,10 @@ class WriterBroker:
     def __init__(self, index_path: Path, model: Any, wait: float, idle: float = IDLE_SECONDS) -> None:
         self.writer = WriterProcess(index_path, model, wait, idle)
         self.authkey = secrets.token_bytes(32)
-        self._folder = Path(tempfile.mkdtemp(prefix="jobdedup-writer-"))  # (mode 0700)
-        self.address = str(self._folder / "writer.sock")
+        # Linux's abstract namespace: no file, so a SIGKILL of the service leaves nothing behind (a
+        # socket in a temporary folder stayed in /tmp after each). Any local process may connect
+        # here, as to the service's own port; only one with the authkey passes the handshake.
+        self.address = f"\0jobdedup-writer-{os.getpid()}-{secrets.token_hex(8)}"
         self._listener = Listener(self.address, family="AF_UNIX", authkey=self.authkey)
         self._closed = threading.Event()
         threading.Thread(target=self._accept, name="jobdedup-writer-broker", daemon=True).start()
@@ -238,7 +238,6 @@ class WriterBroker:
         with contextlib.suppress(OSError):
             self._listener.close()
         self.writer.close()
-        shutil.rmtree(self._folder, ignore_errors=True)
 
 
 class RemoteWriter:

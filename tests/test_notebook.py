@@ -9,7 +9,10 @@ from tests.conftest import ROOT
 NOTEBOOK = ROOT / "notebooks" / "walkthrough.ipynb"
 
 
-def test_walkthrough_notebook_runs_clean(tmp_path):
+def test_walkthrough_notebook_runs_clean(tmp_path, monkeypatch):
+    """Every cell runs without an error, shows its plots, and writes the HTML report; the kernel's
+    temporary folder is the test's (the report's folder is not left in /tmp after each run)."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # (the kernel process inherits it)
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
@@ -36,3 +39,4 @@ def test_walkthrough_notebook_runs_clean(tmp_path):
         if "image/png" in output.get("data", {})
     ]
     assert len(images) >= 3
+    assert len(list(tmp_path.glob("jobdedup-report-*/index.html"))) == 1

@@ -82,9 +82,12 @@ def test_writer_child_outlives_the_thread_that_started_it(tmp_path, default_mode
         writer.close()
 
 
-def test_broker_relays_two_workers_writes_to_one_child(tmp_path, default_model, test_ads):
+def test_broker_relays_two_workers_writes_to_one_child(tmp_path, monkeypatch, default_model, test_ads):
     """`--workers N`: each worker's `RemoteWriter` reaches the one child of the `WriterBroker`; the
-    store's errors keep their class on the way back, and a wrong key is refused."""
+    store's errors keep their class on the way back, and a wrong key is refused. The broker's
+    socket is no file (a SIGKILL of the service could not remove one): the temporary folder
+    stays empty while it serves."""
+    import tempfile
     from multiprocessing import AuthenticationError
 
     from jobdedup.pipeline.serve_writer import ModelSettings, RemoteWriter, WriterBroker
@@ -93,9 +96,13 @@ def test_broker_relays_two_workers_writes_to_one_child(tmp_path, default_model, 
     model = ModelSettings(
         {"model": None, "quiet": True, "jobs": None, "seed": None, "max_description_chars": None}
     )
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     broker = WriterBroker(path, model, wait=0.5)
     first, second = (RemoteWriter(broker.address, broker.authkey) for _ in range(2))
     try:
+        assert list(temporary.iterdir()) == []
         assert first.status() == {"running": False, "pid": None, "starts": 0, "calls": 0}
         assert first.add(test_ads.iloc[:10])["added"] == 10
         assert second.add(test_ads.iloc[5:20])["added"] == 10  # the first's ads are seen: 5 skipped
