@@ -285,6 +285,15 @@ def add_batches(adds: str, add_ads: pd.DataFrame, size: int) -> Iterator[pd.Data
             yield part
 
 
+def key_files_mb(index_path: Path) -> float:
+    """Disk use of the index's decoded key parts (`ads.jdx-keys/`: live parts and stale ones not
+    yet removed), MB."""
+    from jobdedup.pipeline.index.key_files import key_directory
+
+    files = [f for f in key_directory(index_path).rglob("*") if f.is_file()]
+    return round(sum(f.stat().st_size for f in files) / 1e6, 1)
+
+
 def run(args: argparse.Namespace) -> dict:
     import httpx
     import pandas as pd
@@ -322,6 +331,7 @@ def run(args: argparse.Namespace) -> dict:
         wait_ready(service, url, OUT / "service.log")
         results["ready_seconds"] = round(time.perf_counter() - began, 1)
         results["memory_at_start_mb"] = _memory(service.pid)
+        results["key_files_mb_at_start"] = key_files_mb(work)
         peak: dict[str, float] = {}
         watching = threading.Event()
         threading.Thread(target=_watch_memory, args=(service.pid, peak, watching), daemon=True).start()
@@ -379,6 +389,7 @@ def run(args: argparse.Namespace) -> dict:
 
         results["memory_at_end_mb"] = _memory(service.pid)
         results["pss_by_process_at_end"] = pss_by_kind(service.pid)
+        results["key_files_mb_at_end"] = key_files_mb(work)
         watching.set()
         results["memory_peak_sampled_mb"] = peak
         results["service_stats"] = client.get("/v1/stats").json()["service"]
@@ -432,6 +443,11 @@ def table(r: dict) -> str:
         (f"service memory ({r['workers']} worker(s) and writers), MB", memory, "≤ 2,000"),
         ("start to ready, s (keys decoded into memory)", f"{r['ready_seconds']}", "—"),
     ]
+    if "key_files_mb_at_end" in r:
+        rows.append(
+            ("decoded key files on disk at start / end, MB",
+             f"{r['key_files_mb_at_start']:,.0f} / {r['key_files_mb_at_end']:,.0f}", "—")
+        )  # fmt: skip
     index = f"Index of {r['index_ads']:,} ads ({r['index_bytes'] / 1e6:,.0f} MB), {r['keys_in_memory']:,} keys in memory"
     loads = [s["load_average"] for s in ([load] if load else []) + r.get("open_loop_checks", [])]
     lines = [f"{index}; load average {loads} at the load steps.", "", "| measure | figure | target |"]
