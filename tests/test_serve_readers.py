@@ -94,8 +94,17 @@ def _started_readers(path, model, first_ads, size: int) -> PinnedReaders:
 
 
 def _log_frames(path) -> int:
-    with sqlite3.connect(path) as db:
-        return db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+    """Frames in the write-ahead log. A passive checkpoint reports -1 while the pool runs its own,
+    so it is asked again until it runs."""
+    frames = [-1]
+
+    def measured() -> bool:
+        with sqlite3.connect(path) as db:
+            frames[0] = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+        return frames[0] >= 0
+
+    _until(measured)
+    return frames[0]
 
 
 def test_the_log_restarts_while_readers_stay_pinned(tmp_path, model, test_ads):
