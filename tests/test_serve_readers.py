@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import closing
 
 import pytest
 
@@ -99,11 +100,11 @@ def _log_frames(path) -> int:
     frames = [-1]
 
     def measured() -> bool:
-        with sqlite3.connect(path) as db:
-            frames[0] = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+        frames[0] = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
         return frames[0] >= 0
 
-    _until(measured)
+    with closing(sqlite3.connect(path)) as db:
+        _until(measured)
     return frames[0]
 
 
