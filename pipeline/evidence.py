@@ -34,7 +34,13 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.mentions import PLACE_FLEXIBLE_HASHES
-from jobdedup.features.normalize import FEW_VALUES, LEGAL_FORM_WORDS, TITLE_WORDS_ADDED, distinct
+from jobdedup.features.normalize import (
+    FEW_VALUES,
+    LEGAL_FORM_WORDS,
+    TITLE_WORDS_ADDED,
+    distinct,
+    short_town_name,
+)
 from jobdedup.features.normalize.locations import _district_town
 from jobdedup.features.requisitions import LABEL_WORDS
 from jobdedup.features.shingle_sets import ShingleSets, sets_of_rows, sorted_member, sorted_unique
@@ -130,18 +136,22 @@ def place_flexible_words() -> ShingleSets:
 
 def place_words(locations: pd.Series, cities: pd.Series) -> ShingleSets:
     """Per ad, the words of the most specific part of its raw location, as written ("München" of
-    "München, Bayern"), where the normalised location has a city; empty elsewhere (a country, a
-    region, remote)."""
+    "München, Bayern") but without the river its full name adds ("Frankfurt" of "Frankfurt am
+    Main", `short_town_name`), where the normalised location has a city; empty elsewhere (a
+    country, a region, remote)."""
     # Split each distinct location once (a million ads have a few thousand); code -1 = missing.
     # (arrays, not Series and their `notna`: ~40 µs a call for a few ads)
     codes, once = distinct(locations)
-    first = np.array([None, *(text.split(",")[0] if isinstance(text, str) else None for text in once)])
+    first = np.array(
+        [None, *(short_town_name(text.split(",")[0]) if isinstance(text, str) else None for text in once)]
+    )
     return _name_words(np.where(~cities.array.isna(), first[codes + 1], None), _generic_hashes())
 
 
 def area_words(locations: pd.Series) -> ShingleSets:
     """Per ad, the words of the town its listed district lies in (`features.normalize.district_town`:
-    "Bristol" of "Filton, Bristol", "London" of "The City, Central London"); empty where the
+    "Bristol" of "Filton, Bristol", "London" of "The City, Central London", "Newcastle" of
+    "Longbenton, Newcastle Upon Tyne", `short_town_name`); empty where the
     location's second part is a county, state, region or country, or there is none. Job boards file
     one job under districts of the town its text names ("based in Bristol or London").
 
@@ -151,9 +161,15 @@ def area_words(locations: pd.Series) -> ShingleSets:
     """
     codes, once = distinct(locations)  # (`district_town` of the distinct ones: its Series costs ~40 µs)
     towns = np.array(
-        [None, *(_district_town(v if isinstance(v, str) else str(v)) for v in once)], dtype=object
+        [None, *(_town_words(_district_town(v if isinstance(v, str) else str(v))) for v in once)],
+        dtype=object,
     )
     return _name_words(towns[codes + 1], _generic_hashes())
+
+
+def _town_words(town: str | None) -> str | None:
+    """`short_town_name` of a town, None kept."""
+    return None if town is None else short_town_name(town)
 
 
 def _name_words(names: pd.Series | np.ndarray, stop: np.ndarray) -> ShingleSets:

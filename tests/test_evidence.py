@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from jobdedup.features.employers import same_employer_names
 from jobdedup.features.mentions import PLACE_FLEXIBLE_HASHES, PLACE_FLEXIBLE_WORDS
@@ -342,6 +343,33 @@ def test_listing_filed_under_a_district_of_the_town_the_text_names():
         {**common, "ad_id": "b", "description": county_text, "location": "High Wycombe, Buckinghamshire"},
     ])  # fmt: skip
     assert per_town["place_named_in_text"] == 0 and per_town["location_conflict"] == 1
+
+
+# DWP Digital's Performance Analyst campaign (martadatauk): the full ad offers "Your choice of
+# Birmingham, Blackpool, Leeds, Manchester, Newcastle or Sheffield", and Adzuna files one copy under
+# "Longbenton, Newcastle Upon Tyne": "Newcastle" names that listing's town, as "Frankfurt" names
+# "Frankfurt am Main"; a town the text does not name stays a conflict.
+_CAMPAIGN = "Location: Your choice of Birmingham, Blackpool, Leeds, Manchester, Newcastle or Sheffield."
+
+
+@pytest.mark.parametrize(
+    ("said", "listed", "other_listing", "named"),
+    [
+        (_CAMPAIGN, "Leeds, West Yorkshire", "Longbenton, Newcastle Upon Tyne", True),
+        ("Offices in Frankfurt and Berlin.", "Berlin, Germany", "Frankfurt am Main, Hesse, Germany", True),
+        ("Offices in Berlin.", "Berlin, Germany", "Frankfurt am Main, Hesse, Germany", False),
+    ],
+)
+def test_text_names_a_town_without_the_river_its_full_name_adds(
+    said: str, listed: str, other_listing: str, named: bool
+):
+    common = {"title": "Performance Analyst", "company": "DWP Digital", "source": "adzuna"}
+    pair = _pair([
+        {**common, "ad_id": "a", "description": f"{BODY} {said}", "location": listed},
+        {**common, "ad_id": "b", "description": BODY, "location": other_listing},
+    ])  # fmt: skip
+    assert pair["place_named_in_text"] == float(named)
+    assert pair["location_conflict"] == float(not named)
 
 
 def test_titles_naming_other_towns_are_two_vacancies():

@@ -29,6 +29,7 @@ from jobdedup.features.normalize import (
     normalize_text_key,
     normalize_title,
     phones,
+    short_town_name,
     text,
 )
 
@@ -556,6 +557,22 @@ def test_district_town_is_the_town_a_listed_district_lies_in():
                                 "Dallas, TX", "Amersham, Buckinghamshire", "Leeds", None, ""])  # fmt: skip
     assert towns[:3] == ["Bristol", "Central London", "Greater Manchester"]
     assert all(pd.isna(t) for t in towns[3:])
+    # "Tyne & Wear" is a county; "Newcastle Upon Tyne" is a town.
+    tyne = run(
+        district_town, ["Longbenton, Newcastle Upon Tyne", "Gateshead, Tyne & Wear", "Jarrow, Tyne and Wear"]
+    )
+    assert tyne[0] == "Newcastle Upon Tyne" and pd.isna(tyne[1]) and pd.isna(tyne[2])
+
+
+def test_short_town_name_drops_the_river_a_full_name_adds():
+    full = ["Newcastle Upon Tyne", "Stoke-on-Trent", "Frankfurt am Main", "Alphen aan den Rijn",
+            "Newcastle-under-Lyme", "Weston-super-Mare", "Châlons-en-Champagne", "Halle an der Saale"]  # fmt: skip
+    assert [short_town_name(t) for t in full] == [
+        "Newcastle", "Stoke", "Frankfurt", "Alphen", "Newcastle", "Weston", "Châlons", "Halle",
+    ]  # fmt: skip
+    # Names with no such part, or whose words only look like one, are kept.
+    for name in ["Leeds", "Milton Keynes", "Bonn", "Den Haag", "Southampton", "Amsterdam Zuid"]:
+        assert short_town_name(name) == name
 
 
 @settings(max_examples=200, deadline=None)

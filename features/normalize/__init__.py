@@ -38,6 +38,7 @@ from jobdedup.features.normalize.locations import (
     location_city,
     location_parts,
     normalize_location,
+    short_town_name,
 )
 from jobdedup.features.normalize.phones import extract_phones
 from jobdedup.features.normalize.regions import ad_regions
@@ -79,5 +80,6 @@ __all__ = [
     "normalize_title",
     "plain_values",
     "registrable_domain",
+    "short_town_name",
     "string_array",
 ]

@@ -324,7 +324,8 @@ def _city(text: str) -> str | None:
 # Yorkshire", "Bristol, South West England"); US states and the regions of `_REGIONS` are already
 # no town. "Central London", "Greater London" and "Greater Manchester"'s town are kept.
 _COUNTY_RE = re.compile(
-    r"shire\b|shrie\b|\bcounty\b|yorkshire|sussex|midlands|glamorgan|lothian|tyne|"
+    r"shire\b|shrie\b|\bcounty\b|yorkshire|sussex|midlands|glamorgan|lothian|"
+    r"tyne\s*(?:&|and)\s*wear|tyneside|"
     r"^(?:north|south|east|west|central)\b(?! london)|\b(?:england|wales|scotland)\b|"
     r"^(?:kent|essex|surrey|devon|dorset|somerset|suffolk|norfolk|cornwall|cumbria|merseyside|middlesex|"
     r"northumberland|rutland|avon|fife|angus|highland|powys|gwent|ceredigion|borders|bucks|berks|"
@@ -334,6 +335,23 @@ _COUNTY_RE = re.compile(
 )
 
 
+# The river or area a town's full name adds ("Newcastle upon Tyne", "Stoke-on-Trent", "Frankfurt am
+# Main", "Alphen aan den Rijn", "Châlons-en-Champagne"): texts name such towns by their first part.
+_TOWN_SUFFIX_RE = re.compile(
+    r"[\s-]+(?:upon|on|under|super|am|an der|im|in der|ob der|aan de|aan den|sur|en)[\s-].*$", re.I
+)
+
+
+def short_town_name(name: str) -> str:
+    """A town's name without the river or area its full name adds: the words a text names it by.
+
+    Example:
+        >>> [short_town_name(t) for t in ["Newcastle Upon Tyne", "Stoke-on-Trent", "Frankfurt am Main", "Leeds"]]
+        ['Newcastle', 'Stoke', 'Frankfurt', 'Leeds']
+    """
+    return _TOWN_SUFFIX_RE.sub("", name)
+
+
 def district_town(s: pd.Series) -> pd.Series:
     """The town a listing's district lies in: the second part of a location when it is a town
     ("Filton, Bristol" -> "Bristol"), NA when it is a county, province, state, region or country, or
@@ -341,8 +359,9 @@ def district_town(s: pd.Series) -> pd.Series:
 
     Example:
         >>> district_town(pd.Series(["Filton, Bristol", "Maidstone, Kent", "Dallas, TX",
-        ...                          "Openshaw, Greater Manchester", "Leeds", None])).tolist()
-        ['Bristol', <NA>, <NA>, 'Greater Manchester', <NA>, <NA>]
+        ...                          "Openshaw, Greater Manchester", "Leeds", None,
+        ...                          "Longbenton, Newcastle Upon Tyne", "Gateshead, Tyne & Wear"])).tolist()
+        ['Bristol', <NA>, <NA>, 'Greater Manchester', <NA>, <NA>, 'Newcastle Upon Tyne', <NA>]
     """
     return _map_unique(_check_series(s, "district_town"), _district_town, "string")
 
