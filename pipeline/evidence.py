@@ -161,13 +161,13 @@ def area_words(locations: pd.Series) -> ShingleSets:
     """
     codes, once = distinct(locations)  # (`district_town` of the distinct ones: its Series costs ~40 µs)
     towns = np.array(
-        [None, *(_town_words(_district_town(v if isinstance(v, str) else str(v))) for v in once)],
+        [None, *(_short_town_or_none(_district_town(v if isinstance(v, str) else str(v))) for v in once)],
         dtype=object,
     )
     return _name_words(towns[codes + 1], _generic_hashes())
 
 
-def _town_words(town: str | None) -> str | None:
+def _short_town_or_none(town: str | None) -> str | None:
     """`short_town_name` of a town, None kept."""
     return None if town is None else short_town_name(town)
 
