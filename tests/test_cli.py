@@ -282,3 +282,42 @@ def test_index_add_warns_once_of_a_posted_at_that_is_no_date(tmp_path, capsys):
     assert main(argv) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if "posted_at" in line]
     assert len(warned) == 1 and "1 ad(s)" in warned[0] and "'yesterday'" in warned[0]
+
+
+_HAYSTACK_ADS = [f"jobspy_martadatauk_uk:linkedin_jobs.csv:{n}" for n in (152, 368, 378)]
+
+
+def _partition(groups: pd.DataFrame) -> list[list[str]]:
+    return sorted(sorted(members) for members in groups.groupby("group_id")["ad_id"].apply(list))
+
+
+def test_one_employers_copies_in_one_town_are_one_group_in_dedup_and_index(tmp_path):
+    """Real ads (bundled natural pairs): Haystack's contract Data Platform Engineer in Bristol, one
+    body under two titles and a rewording of it, all three pairs labelled one vacancy. The
+    retitled copy and the rewording score below the threshold; the three ads name one employer and
+    one town and have texts, so grouping links them at the lower level. `dedup` and an index built
+    in two batches (the rewording last) agree."""
+    natural = pd.concat(
+        [pd.read_parquet(DATA / f) for f in ("natural_test_ads.parquet", "natural_late_ads.parquet")]
+    )
+    ads = natural.drop_duplicates("ad_id").set_index("ad_id").loc[_HAYSTACK_ADS].reset_index()
+    ads.to_csv(tmp_path / "ads.csv", index=False)
+    assert main(["dedup", "--ads", str(tmp_path / "ads.csv"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
+    assert (~pairs["is_duplicate"]).any()  # one of the three pairs is not accepted on its own
+    deduped = _partition(pd.read_parquet(tmp_path / "out" / "groups.parquet"))
+    assert deduped == [sorted(_HAYSTACK_ADS)]
+    index = tmp_path / "ads.jdx"
+    for k, batch in enumerate((ads.iloc[:2], ads.iloc[2:])):
+        batch.to_csv(tmp_path / f"batch{k}.csv", index=False)
+        assert (
+            main(["index", "add", "--index", str(index), "--ads", str(tmp_path / f"batch{k}.csv"), "--quiet"])
+            == 0
+        )
+    assert (
+        main(
+            ["index", "groups", "--index", str(index), "--out", str(tmp_path / "indexed.parquet"), "--quiet"]
+        )
+        == 0
+    )
+    assert _partition(pd.read_parquet(tmp_path / "indexed.parquet")) == deduped

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
+from jobdedup.pipeline.group import GroupReport, employer_names, group_ads, grouping_units
 
 
 def _fields(listing, company=None, title=None, city=None) -> pd.DataFrame:
@@ -128,3 +128,55 @@ def test_copies_form_units_only_for_one_employer_title_and_city_above_the_copy_p
     ):
         differs = {**same, column: [same[column][0], other]}
         assert grouping_units(_fields([None] * 2, **differs), pairs, 0.9).tolist() == [-1, -1], column
+
+
+def _snippet_scores(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Haystack's contract Data Platform Engineer in Bristol on LinkedIn: ads 0 and 1 one body
+    (ad 1 retitled "Data Engineer"), ad 2 a rewording of the brief; the retitled copy scores
+    against the rewording only 0.40, never accepted."""
+    scores = {(0, 1): 0.87, (0, 2): 0.87, (1, 2): 0.40}
+    return np.array([scores[(int(x), int(y))] for x, y in zip(a, b, strict=True)])
+
+
+_SNIPPET_EDGES = [(0, 1, 0.87), (0, 2, 0.87)]
+
+
+def test_one_employers_rewording_joins_its_copies_at_the_lower_link_level():
+    edges = _edges(_SNIPPET_EDGES)
+    names = np.array(["haystack"] * 3, dtype=object)
+    places = np.array(["bristol", "bristol", None], dtype=object)
+    together = group_ads(
+        3, edges, _snippet_scores, 0.68, 60, employers=names, places=places, one_employer_link=0.5
+    )
+    assert len(set(together.tolist())) == 1  # mean link of ad 1: (0.87 + 0.40) / 2 = 0.635
+    apart = group_ads(3, edges, _snippet_scores, 0.68, 60)
+    assert apart[1] != apart[2]
+
+
+def test_the_lower_link_level_needs_one_employer_one_town_and_texts():
+    """An ad without text or employer (a care agency's template naming no employer), a second
+    employer, or a second town (Deloitte's one text as separate postings in Stamford and Dayton)
+    keeps the decision threshold as link level."""
+    edges = _edges(_SNIPPET_EDGES)
+    cases = [
+        (["haystack", None, "haystack"], ["bristol"] * 3),
+        (["haystack", "hays technology", "haystack"], ["bristol"] * 3),
+        (["deloitte"] * 3, ["arlington", "stamford", "dayton"]),
+    ]
+    for names, places in cases:
+        labels = group_ads(
+            3,
+            edges,
+            _snippet_scores,
+            0.68,
+            60,
+            employers=np.array(names, dtype=object),
+            places=np.array(places, dtype=object),
+            one_employer_link=0.5,
+        )
+        assert labels[1] != labels[2], (names, places)
+
+
+def test_employer_names_leave_out_ads_without_text():
+    names = employer_names(pd.Series(["haystack", None, "haystack"]), np.array([120, 80, 0]))
+    assert names.tolist() == ["haystack", None, None]
