@@ -15,7 +15,9 @@ Three parts (each skipped with a note when its inputs are missing):
 3. **Real-crawl audit** of the shipped default model (or `--model`) on all 12,277 real ads: the
    share of in-group pairs naming clearly different employers, employers per group, and — from a
    labelled uniform sample of accepted pairs (`data/accepted_sample_labels.csv`, made with
-   `jobdedup label --sample accepted`) — the estimated precision with its 95 % interval.
+   `jobdedup label --sample accepted`) — the estimated precision with its 95 % interval; and, from
+   groups read whole by readers (`data/group_audit_labels.csv`: uniform samples of the groups of
+   2+ and of 3+ ads), how many of them this model still forms and how many are one vacancy.
 
 With `--seeds 1 2 3` the leave-one-corpus-out runs once per seed (MinHash permutations, the
 classifier's bagging and folds): the per-corpus table is the first seed's (the shipped model's),
@@ -46,7 +48,7 @@ from jobdedup.data import (
     set_weights,
 )
 from jobdedup.models.dup_types import DUP_TYPES
-from jobdedup.models.group_audit import employer_mix
+from jobdedup.models.group_audit import employer_mix, read_groups
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.engine import Deduplicator, sample_estimates
 from jobdedup.pipeline.io import read_ads, read_labels, validate_labels
@@ -56,6 +58,7 @@ REAL_ADS = ROOT.parent / "shared" / "data" / "real_ads.parquet"
 NATURAL_PAIRS = [BUNDLED_DATA / "natural_pairs.csv", BUNDLED_DATA / "natural_pairs_late.csv"]
 NATURAL_ADS = [BUNDLED_DATA / ads_file for ads_file, _ in NATURAL_SETS]
 ACCEPTED_SAMPLE = BUNDLED_DATA / "accepted_sample_labels.csv"
+GROUP_AUDIT = BUNDLED_DATA / "group_audit_labels.csv"
 SYNTHETIC_TESTS = [
     ("synthetic test, bundled", BUNDLED_DATA / "test_ads.parquet", BUNDLED_DATA / "test_labels.parquet"),
     (
@@ -181,7 +184,17 @@ def audit(model: Deduplicator, real_ads: pd.DataFrame) -> dict[str, Any]:
         ids = result.batch.ads["ad_id"].astype(str).to_numpy()
         position = pd.Series(np.arange(len(ids)), index=ids)
         found["accepted_sample"] = sample_estimates(sample, position, result.groups["group_id"].to_numpy())
+    if GROUP_AUDIT.exists():
+        group_of = result.groups.set_index(result.groups["ad_id"].astype(str))["group_id"]
+        found["groups_read"] = read_groups(pd.read_csv(GROUP_AUDIT, dtype=str), group_of)
     return found
+
+
+GROUP_SAMPLES = {
+    "uniform": "a uniform sample of groups of 2+ ads",
+    "three_or_more": "a uniform sample of groups of 3+ ads",
+}
+"""How README's table names the samples of `data/group_audit_labels.csv`."""
 
 
 def _fmt(value: float) -> str:
@@ -262,6 +275,17 @@ def markdown(
                 f"| estimated precision of accepted pairs (the {s['precision_sample_size']} of a uniform sample "
                 f"of {drawn} this model still groups) | {s['estimated_precision']:.3f} "
                 f"(95 % interval {s['estimated_precision_low']:.3f}–{s['estimated_precision_high']:.3f}) |"
+            )
+        read = audited.get("groups_read", {})
+        for sample in [name for name in GROUP_SAMPLES if name in read] + sorted(
+            set(read) - set(GROUP_SAMPLES)
+        ):
+            g = read[sample]
+            out.append(
+                f"| groups read by hand, {GROUP_SAMPLES.get(sample, sample)} ({g['still_formed']} of the "
+                f"{g['read']} read this model still forms): one vacancy / mixed / unsure | "
+                f"{g['one_vacancy']} / {g['mixed']} / {g['unsure']}: {_fmt(g['share'])} of the decided "
+                f"(95 % interval {_fmt(g['low'])}–{_fmt(g['high'])}) |"
             )
     return "\n".join(out)
 

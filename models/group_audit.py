@@ -21,6 +21,11 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.employers import same_employer_names
+from jobdedup.models.metrics import estimated_precision
+
+GROUP_VERDICTS = ("one_vacancy", "mixed", "unsure")
+"""What a reader found a group to be (`data/group_audit_labels.csv`): every ad one vacancy, at least
+one ad another vacancy or employer, or too little shown to decide."""
 
 
 def _employer_count(names: list[str]) -> int:
@@ -63,3 +68,48 @@ def employer_mix(group_id: pd.Series, companies: pd.Series) -> dict[str, Any]:
         "groups_with_several_employers": int((employers > 1).sum()),
         "groups_with_more_than_3_employers": int((employers > 3).sum()),
     }
+
+
+def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[str, Any]]:
+    """Per sample of groups read by hand (`audited`: `sample`, `ad_ids` joined by ";", `verdict`),
+    how many of them this run still forms exactly (`group_of`: group per ad_id), the readers'
+    verdicts on those, and the share of one-vacancy groups among the decided ones with its 95 %
+    interval (`metrics.estimated_precision`). A group this run splits or grows is not counted.
+
+    Example:
+        >>> audited = pd.DataFrame({"sample": ["uniform"] * 3, "ad_ids": ["a;b", "c;d", "e;f"],
+        ...     "verdict": ["one_vacancy", "mixed", "unsure"]})
+        >>> group_of = pd.Series({"a": 1, "b": 1, "c": 2, "d": 3, "e": 4, "f": 4})
+        >>> found = read_groups(audited, group_of)["uniform"]
+        >>> found["read"], found["still_formed"], found["one_vacancy"], found["unsure"], found["share"]
+        (3, 2, 1, 1, 1.0)
+    """
+    unknown = set(audited["verdict"]) - set(GROUP_VERDICTS)
+    if unknown:
+        raise ValueError(f"group audit: unknown verdict {min(unknown)!r} (use one of {GROUP_VERDICTS})")
+    members = audited["ad_ids"].str.split(";").explode()
+    group = members.map(group_of)
+    sizes = group_of.value_counts()
+    per_row = pd.DataFrame({"group": group, "size": group.map(sizes)}).groupby(level=0)
+    formed = (
+        (per_row["group"].nunique() == 1)
+        & per_row["group"].count().eq(per_row.size())
+        & per_row["size"].first().eq(per_row.size())
+    )
+    out = {}
+    for sample, rows in audited.assign(formed=formed.reindex(audited.index, fill_value=False)).groupby(
+        "sample"
+    ):
+        kept = rows.loc[rows["formed"], "verdict"]
+        counts = {verdict: int((kept == verdict).sum()) for verdict in GROUP_VERDICTS}
+        decided = kept[kept != "unsure"].eq("one_vacancy").to_numpy(dtype=int)
+        estimate = estimated_precision(decided)
+        out[str(sample)] = {
+            "read": len(rows),
+            "still_formed": int(rows["formed"].sum()),
+            **counts,
+            "share": estimate["precision"],
+            "low": estimate["low"],
+            "high": estimate["high"],
+        }
+    return out
