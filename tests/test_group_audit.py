@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from jobdedup.data.draw_group_sample import assemble, draw, group_page
 from jobdedup.models.group_audit import GROUP_VERDICTS, read_groups
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -19,21 +20,19 @@ def audited() -> pd.DataFrame:
 
 
 def test_group_verdicts_are_what_the_readers_wrote(audited):
-    """Every verdict is the reader's, except the fields-only groups the definition decides, which
-    say so in their reason and were `unsure`."""
-    raw = pd.concat(
-        [
-            pd.read_csv(path, dtype=str)
-            for path in sorted((DATA / "judgements/group_audit").glob("verdicts_*.csv"))
-        ],
-        ignore_index=True,
-    )
-    assert len(raw) == len(audited) == 100
-    changed = raw["verdict"].to_numpy() != audited["verdict"].to_numpy()
+    """`draw_group_sample assemble` of the readers' files gives the committed file, except the
+    fields-only groups the definition decides, which say so in their reason and were `unsure`."""
+    assembled = assemble(DATA / "judgements/group_audit")
+    assert len(assembled) == len(audited) == 100
+    columns = ["sample", "ad_ids", "odd_ads", "employers_mixed", "error_class"]
+    assert assembled[columns].fillna("").equals(audited[columns])
+    changed = assembled["verdict"].to_numpy() != audited["verdict"].to_numpy()
     ruled = audited["reason"].str.startswith(FIELDS_ONLY_RULE).to_numpy()
-    assert (changed == ruled).all()
-    assert set(raw.loc[changed, "verdict"]) == {"unsure"}
+    assert (changed == ruled).all() and changed.sum() == 2
+    assert set(assembled.loc[changed, "verdict"]) == {"unsure"}
     assert set(audited.loc[changed, "verdict"]) == {"one_vacancy"}
+    kept = ~changed
+    assert (assembled["reason"].to_numpy()[kept] == audited["reason"].to_numpy()[kept]).all()
 
 
 def test_group_audit_rows_are_well_formed(audited):
@@ -73,3 +72,45 @@ def test_read_groups_names_an_unknown_verdict():
     audited = pd.DataFrame({"sample": ["uniform"], "ad_ids": ["a;b"], "verdict": ["duplicate"]})
     with pytest.raises(ValueError, match="unknown verdict 'duplicate'"):
         read_groups(audited, pd.Series({"a": 1, "b": 1}))
+
+
+def test_draw_takes_two_uniform_samples_without_repeating_a_group():
+    groups = pd.DataFrame(
+        {
+            "ad_id": [f"ad{k}" for k in range(20)],
+            "group_id": ["g1"] * 2
+            + ["g2"] * 3
+            + ["g3"] * 4
+            + ["g4"] * 2
+            + ["g5"] * 3
+            + [f"s{k}" for k in range(6)],
+        }
+    )
+    sample = draw(groups, size=3, seed=1, size_large=3, seed_large=2)
+    assert not sample["gid"].duplicated().any()
+    assert set(sample["gid"]) <= {"g1", "g2", "g3", "g4", "g5"}  # singletons are never drawn
+    assert (sample["sample"] == "uniform").sum() == 3
+    large = sample.loc[sample["sample"] == "three_or_more", "ad_ids"].str.split(";")
+    assert (large.str.len() >= 3).all()
+    assert sample["group"].tolist() == [f"{k:02d}" for k in range(len(sample))]
+    assert draw(groups, 3, 1, 3, 2).equals(sample)  # the same seeds, the same groups
+
+
+def test_group_page_shows_every_ad_and_cuts_long_texts():
+    ads = pd.DataFrame(
+        {
+            "ad_id": ["a", "b"],
+            "title": ["Staff Nurse", "Staff Nurse"],
+            "company": ["White Recruitment", None],
+            "location": ["Birmingham", "Wednesbury"],
+            "posted_at": [None, None],
+            "url": [None, None],
+            "source": ["adzuna", "adzuna"],
+            "description": ["x" * 50, None],
+        }
+    ).set_index("ad_id")
+    page = group_page("07", "g7", ["a", "b"], ads, chars=20)
+    assert page.startswith("# Group 07 (g7): 2 ads")
+    assert "## a" in page and "## b" in page and "- location: Wednesbury" in page
+    assert "x" * 20 + "\n[... cut, 50 chars in all]" in page and "x" * 21 not in page
+    assert "(no description)" in page
