@@ -6,7 +6,8 @@ verdicts into the file `benchmarks.quality` counts (`data/group_audit_labels.csv
 
 `draw` takes two samples of `dedup`'s `groups.parquet`: `--size` groups drawn uniformly from the
 groups of 2+ ads (seed `--seed`) and `--size-large` from those of 3+ ads (seed `--seed-large`).
-A group already in the first sample is dropped from the second. Each group is written to
+A group already in the first sample is dropped from the second, and `--skip` leaves out the
+groups of an earlier audit file (to read more of them later, numbered from `--start`). Each group is written to
 `group_NN.md` with every ad's fields and its description up to `--chars` characters; for a
 group of over 8 ads only the first 8 are written in full and the rest by their fields. The
 groups and their member ad_ids go to `groups.csv`. Readers write `verdicts_*.csv` with the columns
@@ -30,11 +31,20 @@ LISTED_BY_FIELDS = 22
 AUDIT_COLUMNS = ["sample", "ad_ids", "verdict", "odd_ads", "employers_mixed", "error_class", "reason"]
 
 
-def draw(groups: pd.DataFrame, size: int, seed: int, size_large: int, seed_large: int) -> pd.DataFrame:
-    """The sampled groups: `group` (00, 01, ...), `gid`, `sample` (uniform / three_or_more) and
-    `ad_ids` (the members, sorted, joined by ";")."""
-    sizes = groups.groupby("group_id").size()
+def draw(
+    groups: pd.DataFrame,
+    size: int,
+    seed: int,
+    size_large: int,
+    seed_large: int,
+    skip: frozenset[str] = frozenset(),
+    start: int = 0,
+) -> pd.DataFrame:
+    """The sampled groups: `group` (numbered from `start`), `gid`, `sample` (uniform /
+    three_or_more) and `ad_ids` (the members, sorted, joined by ";"). Groups whose `ad_ids` are
+    in `skip` (read before) are not drawn."""
     members = groups.groupby("group_id")["ad_id"].apply(lambda ids: ";".join(sorted(ids.astype(str))))
+    sizes = groups.groupby("group_id").size()[~members.isin(skip)]
     multi = sizes[sizes >= 2].index.to_numpy()
     uniform = np.random.default_rng(seed).choice(multi, size=min(size, len(multi)), replace=False)
     large = sizes[sizes >= 3].index.to_numpy()
@@ -43,7 +53,7 @@ def draw(groups: pd.DataFrame, size: int, seed: int, size_large: int, seed_large
     chosen = np.concatenate([uniform, drawn])
     return pd.DataFrame(
         {
-            "group": [f"{k:02d}" for k in range(len(chosen))],
+            "group": [f"{k:02d}" for k in range(start, start + len(chosen))],
             "gid": chosen,
             "sample": ["uniform"] * len(uniform) + ["three_or_more"] * len(drawn),
             "ad_ids": members.reindex(chosen).to_numpy(),
@@ -97,6 +107,10 @@ def main() -> None:
     drawing.add_argument("--size-large", type=int, default=20, help="groups drawn from those of 3+ ads")
     drawing.add_argument("--seed-large", type=int, default=4122026)
     drawing.add_argument("--chars", type=int, default=3500, help="characters of a description shown")
+    drawing.add_argument(
+        "--skip", type=Path, default=None, help="a group audit file: its groups are not drawn"
+    )
+    drawing.add_argument("--start", type=int, default=0, help="number of the first group drawn")
     drawing.add_argument("--out", type=Path, required=True, help="folder for the pages and groups.csv")
     assembling = commands.add_parser("assemble", help="join the readers' verdicts into one file")
     assembling.add_argument("--judging", type=Path, required=True, help="the folder `draw` wrote to")
@@ -109,7 +123,9 @@ def main() -> None:
         return
     from jobdedup.pipeline.io import read_ads
 
-    sample = draw(pd.read_parquet(args.groups), args.size, args.seed, args.size_large, args.seed_large)
+    skip = frozenset(pd.read_csv(args.skip, dtype=str)["ad_ids"]) if args.skip else frozenset()
+    sizes = (args.size, args.seed, args.size_large, args.seed_large)
+    sample = draw(pd.read_parquet(args.groups), *sizes, skip=skip, start=args.start)
     ads = read_ads(args.ads).set_index("ad_id")
     args.out.mkdir(parents=True, exist_ok=True)
     sample.to_csv(args.out / "groups.csv", index=False)

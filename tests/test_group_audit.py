@@ -20,10 +20,11 @@ def audited() -> pd.DataFrame:
 
 
 def test_group_verdicts_are_what_the_readers_wrote(audited):
-    """`draw_group_sample assemble` of the readers' files gives the committed file, except the
+    """`draw_group_sample assemble` of the readers' files, round after round, gives the committed file, except the
     fields-only groups the definition decides, which say so in their reason and were `unsure`."""
-    assembled = assemble(DATA / "judgements/group_audit")
-    assert len(assembled) == len(audited) == 100
+    rounds = sorted((DATA / "judgements").glob("group_audit*"))
+    assembled = pd.concat([assemble(folder) for folder in rounds], ignore_index=True)
+    assert len(rounds) == 2 and len(assembled) == len(audited) == 130
     columns = ["sample", "ad_ids", "odd_ads", "employers_mixed", "error_class"]
     assert assembled[columns].fillna("").equals(audited[columns])
     changed = assembled["verdict"].to_numpy() != audited["verdict"].to_numpy()
@@ -94,6 +95,9 @@ def test_draw_takes_two_uniform_samples_without_repeating_a_group():
     assert (large.str.len() >= 3).all()
     assert sample["group"].tolist() == [f"{k:02d}" for k in range(len(sample))]
     assert draw(groups, 3, 1, 3, 2).equals(sample)  # the same seeds, the same groups
+    later = draw(groups, 0, 1, 5, 3, skip=frozenset(sample["ad_ids"]), start=10)
+    assert set(later["gid"]) == {"g1", "g2", "g3", "g4", "g5"} - set(sample["gid"]) - {"g1", "g4"}
+    assert later["group"].tolist() == [f"{k}" for k in range(10, 10 + len(later))]
 
 
 def test_group_page_shows_every_ad_and_cuts_long_texts():
