@@ -92,14 +92,13 @@ def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[st
     sizes = group_of.value_counts()
     per_row = pd.DataFrame({"group": group, "size": group.map(sizes)}).groupby(level=0)
     formed = (
-        (per_row["group"].nunique() == 1)
-        & per_row["group"].count().eq(per_row.size())
-        & per_row["size"].first().eq(per_row.size())
+        (per_row["group"].nunique() == 1)  # one group of this run holds the members,
+        & per_row["group"].count().eq(per_row.size())  # every member is one of its ads,
+        & per_row["size"].first().eq(per_row.size())  # and the group holds no other ad
     )
+    audited = audited.assign(formed=formed.reindex(audited.index, fill_value=False))
     out = {}
-    for sample, rows in audited.assign(formed=formed.reindex(audited.index, fill_value=False)).groupby(
-        "sample"
-    ):
+    for sample, rows in audited.groupby("sample"):
         kept = rows.loc[rows["formed"], "verdict"]
         counts = {verdict: int((kept == verdict).sum()) for verdict in GROUP_VERDICTS}
         decided = kept[kept != "unsure"].eq("one_vacancy").to_numpy(dtype=int)
