@@ -276,11 +276,7 @@ def markdown(
                 f"of {drawn} this model still groups) | {s['estimated_precision']:.3f} "
                 f"(95 % interval {s['estimated_precision_low']:.3f}–{s['estimated_precision_high']:.3f}) |"
             )
-        read = audited.get("groups_read", {})
-        for sample in [name for name in GROUP_SAMPLES if name in read] + sorted(
-            set(read) - set(GROUP_SAMPLES)
-        ):
-            g = read[sample]
+        for sample, g in audited.get("groups_read", {}).items():
             out.append(
                 f"| groups read by hand, {GROUP_SAMPLES.get(sample, sample)} ({g['still_formed']} of the "
                 f"{g['read']} read this model still forms): one vacancy / mixed / unsure | "

@@ -24,9 +24,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobdedup.models.group_audit import GROUP_VERDICTS
+from jobdedup.models.group_audit import check_verdicts
 
 SHOWN_IN_FULL = 8
+PAGE_FIELDS = ("title", "company", "location", "posted_at", "url", "source")
 LISTED_BY_FIELDS = 22
 AUDIT_COLUMNS = ["sample", "ad_ids", "verdict", "odd_ads", "employers_mixed", "error_class", "reason"]
 
@@ -67,8 +68,7 @@ def group_page(number: str, gid: str, ad_ids: list[str], ads: pd.DataFrame, char
     for ad in ad_ids[:SHOWN_IN_FULL]:
         row = ads.loc[ad]
         text = str(row["description"]) if pd.notna(row["description"]) else "(no description)"
-        fields = ("title", "company", "location", "posted_at", "url", "source")
-        lines += [f"## {ad}", *(f"- {name}: {row[name]}" for name in fields), ""]
+        lines += [f"## {ad}", *(f"- {name}: {row[name]}" for name in PAGE_FIELDS), ""]
         lines += [text[:chars] + (f"\n[... cut, {len(text)} chars in all]" if len(text) > chars else ""), ""]
     rest = ad_ids[SHOWN_IN_FULL : SHOWN_IN_FULL + LISTED_BY_FIELDS]
     if rest:
@@ -88,9 +88,7 @@ def assemble(judging: Path) -> pd.DataFrame:
     )
     if verdicts["group"].duplicated().any() or set(verdicts["group"]) != set(groups["group"]):
         raise ValueError("verdicts_*.csv: a group read twice, not read, or not in groups.csv")
-    unknown = set(verdicts["verdict"]) - set(GROUP_VERDICTS)
-    if unknown:
-        raise ValueError(f"verdicts_*.csv: unknown verdict {min(unknown)!r} (use one of {GROUP_VERDICTS})")
+    check_verdicts(verdicts["verdict"], "verdicts_*.csv")
     read = verdicts[["group", *AUDIT_COLUMNS[2:]]]
     judged = groups.merge(read, on="group", validate="one_to_one")
     return judged[AUDIT_COLUMNS]
@@ -124,8 +122,8 @@ def main() -> None:
     from jobdedup.pipeline.io import read_ads
 
     skip = frozenset(pd.read_csv(args.skip, dtype=str)["ad_ids"]) if args.skip else frozenset()
-    sizes = (args.size, args.seed, args.size_large, args.seed_large)
-    sample = draw(pd.read_parquet(args.groups), *sizes, skip=skip, start=args.start)
+    groups = pd.read_parquet(args.groups)
+    sample = draw(groups, args.size, args.seed, args.size_large, args.seed_large, skip=skip, start=args.start)
     ads = read_ads(args.ads).set_index("ad_id")
     args.out.mkdir(parents=True, exist_ok=True)
     sample.to_csv(args.out / "groups.csv", index=False)

@@ -70,6 +70,13 @@ def employer_mix(group_id: pd.Series, companies: pd.Series) -> dict[str, Any]:
     }
 
 
+def check_verdicts(verdicts: pd.Series, source: str) -> None:
+    """Stop with one line naming `source` when a verdict is not one of `GROUP_VERDICTS`."""
+    unknown = set(verdicts) - set(GROUP_VERDICTS)
+    if unknown:
+        raise ValueError(f"{source}: unknown verdict {min(unknown)!r} (use one of {GROUP_VERDICTS})")
+
+
 def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[str, Any]]:
     """Per sample of groups read by hand (`audited`: `sample`, `ad_ids` joined by ";", `verdict`),
     how many of them this run still forms exactly (`group_of`: group per ad_id), the readers'
@@ -84,9 +91,7 @@ def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[st
         >>> found["read"], found["still_formed"], found["one_vacancy"], found["unsure"], found["share"]
         (3, 2, 1, 1, 1.0)
     """
-    unknown = set(audited["verdict"]) - set(GROUP_VERDICTS)
-    if unknown:
-        raise ValueError(f"group audit: unknown verdict {min(unknown)!r} (use one of {GROUP_VERDICTS})")
+    check_verdicts(audited["verdict"], "group audit")
     members = audited["ad_ids"].str.split(";").explode()
     group = members.map(group_of)
     sizes = group_of.value_counts()
@@ -98,7 +103,7 @@ def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[st
     )
     audited = audited.assign(formed=formed.reindex(audited.index, fill_value=False))
     out = {}
-    for sample, rows in audited.groupby("sample"):
+    for sample, rows in audited.groupby("sample", sort=False):  # (in the file's order)
         kept = rows.loc[rows["formed"], "verdict"]
         counts = {verdict: int((kept == verdict).sum()) for verdict in GROUP_VERDICTS}
         decided = kept[kept != "unsure"].eq("one_vacancy").to_numpy(dtype=int)
