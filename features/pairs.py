@@ -33,9 +33,9 @@ from jobdedup.features.shingle_sets import (
     ads_of_pairs,
     index_ranges,
     intersection_sizes,
+    phrase_hash_set,
+    phrase_sets,
     sorted_member,
-    word_hash_set,
-    word_sets,
 )
 from jobdedup.features.titles import (
     specific_words_only_one_side,
@@ -232,7 +232,8 @@ def _shared_item_few(values: pd.Series, left: np.ndarray, right: np.ndarray) -> 
 
 
 def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """1 where both ads name a place and neither place appears in the other's location, or where
+    """1 where both ads name a place and neither place appears in the other's location (its words
+    in order: "East London" is not in "North London, London South East"), or where
     one side names only a region and the two name different states, provinces or Länder ("Florida"
     / "Dallas, TX"; `subdivision`); 0 where they agree, one names the other's city ("Filton,
     Bristol" / "Bristol"), or one side is only generic (a country, "remote", the other's region);
@@ -246,7 +247,7 @@ def _location_conflict(fields: pd.DataFrame, left: np.ndarray, right: np.ndarray
         )
     city_same = _equal(fields["city"], left, right)
     out = np.where(np.isnan(city_same), 0.0, 1.0 - city_same)
-    cities, places = word_sets(fields["city"]), word_sets(fields["location"])
+    cities, places = phrase_sets(fields["city"]), phrase_sets(fields["location"])
     a_in_b = intersection_sizes(cities, left, right, other=places) == cities.sizes[left]
     b_in_a = intersection_sizes(cities, right, left, other=places) == cities.sizes[right]
     out[(out == 1.0) & (a_in_b | b_in_a)] = 0.0
@@ -265,8 +266,8 @@ def _location_conflict_few(
 ) -> np.ndarray:
     """`_location_conflict` of up to `FEW_VALUES` ads (a service's check), pair by pair in plain
     Python: its columns' codes and word sets cost ~0.3 ms even for one pair."""
-    city_words = [word_hash_set(city) for city in cities]
-    place_words = [word_hash_set(location) for location in locations]
+    city_words = [phrase_hash_set(city) for city in cities]
+    place_words = [phrase_hash_set(location) for location in locations]
 
     def conflict(a: int, b: int) -> float:
         if not (isinstance(locations[a], str) and isinstance(locations[b], str)):
@@ -372,6 +373,7 @@ def _text_features(
         named_in_other_text(inputs.area_words, inputs.mentions, left, right),
     )
     out["employer_named_in_text"] = named_in_other_text(inputs.employer_words, inputs.mentions, left, right)
+    out["place_words_equal"] = _equal_nonempty_sets(inputs.place_words, left, right)
     same_numbers = (numbers_jaccard == 1) | ~(has_l | has_r)
     out["places_flexible"] = _places_flexible(inputs, left, right, same_numbers)
     no_text_left, no_text_right = inputs.words[left] == 0, inputs.words[right] == 0
@@ -382,6 +384,13 @@ def _text_features(
     out["title_words_unnamed"] = unnamed
     out["sides_without_text"] = no_text_left.astype(float) + no_text_right
     return out
+
+
+def _equal_nonempty_sets(sets: ShingleSets, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Per pair, whether both sides' sets hold the same values and are not empty."""
+    shared = intersection_sizes(sets, left, right)
+    sizes_left = sets.sizes[left]
+    return (sizes_left > 0) & (shared == sizes_left) & (shared == sets.sizes[right])
 
 
 def _places_flexible(
@@ -426,9 +435,11 @@ def _field_features(
     )
     # A listing city that the other ad's text names ("based in Bristol or London") is no conflict,
     # nor are two listing towns of a job both texts call remote or a choice of offices
-    # (`_places_flexible`).
+    # (`_places_flexible`). Two districts of one town ("East London" / "North London": both
+    # places' words are "London") are not linked by a text naming that town: it names its own.
     conflict = _location_conflict(fields, left, right)
-    conflict[(conflict == 1) & ((text["place_named_in_text"] == 1) | text["places_flexible"])] = 0.0
+    named = (text["place_named_in_text"] == 1) & ~text["place_words_equal"]
+    conflict[(conflict == 1) & (named | text["places_flexible"])] = 0.0
     out["location_conflict"] = conflict
     out["place_equal"] = _equal(fields["city"], left, right)
     out["same_listing"] = _equal(fields["listing"], left, right)

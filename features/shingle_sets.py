@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
 
 import numpy as np
 import pandas as pd
@@ -223,6 +223,31 @@ def word_sets(values: pd.Series) -> ShingleSets:
         word_codes, distinct_words = pd.factorize(words)
         hashes = word_hashes(distinct_words)[word_codes]
     return sets_of_rows(rows, hashes, len(texts)).subset(codes)
+
+
+def phrase_sets(values: pd.Series) -> ShingleSets:
+    """Per row, `word_sets` of its words and of its adjacent word pairs: one row's set inside
+    another's says its words stand in the other in the same order (nearly: each pair of them does),
+    not only somewhere ("east london" is not in "north london, south east").
+
+    Example:
+        >>> sets = phrase_sets(pd.Series(["east london", "north london south east", "east london uk"]))
+        >>> intersection_sizes(sets, np.array([0, 0]), np.array([1, 2])).tolist(), sets.sizes.tolist()
+        ([2, 3], [3, 7, 5])
+    """
+    codes, texts = texts_and_codes(values)
+    return word_sets(pd.Series([with_word_pairs(text) for text in texts], dtype=object)).subset(codes)
+
+
+def phrase_hash_set(text: object) -> frozenset[int]:
+    """`phrase_sets` of one value (none if missing)."""
+    return word_hash_set(with_word_pairs(text)) if isinstance(text, str) else frozenset()
+
+
+def with_word_pairs(text: str) -> str:
+    """`text` followed by each pair of adjacent words joined by "+" ("a b c" -> "a b c a+b b+c")."""
+    words = text.split()
+    return " ".join([*words, *(f"{first}+{second}" for first, second in pairwise(words))])
 
 
 def texts_and_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:

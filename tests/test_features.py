@@ -132,6 +132,28 @@ def test_a_region_named_alone_conflicts_with_a_place_in_another_region(monkeypat
     assert _features(rows, pairs)["location_conflict"].tolist() == expected
 
 
+def test_two_districts_of_one_city_conflict_when_their_words_only_meet_out_of_order(monkeypatch):
+    """Bee Recruitment's restaurant template filed under "North London, London South East" and
+    under "East London, London, UK": "east" and "london" both stand in the first location, but not
+    as "East London", so the two districts are two places, also when both texts name London (each
+    names its own town). A district against its city, a location written again with more parts, or
+    another town that a text names ("based in Bristol or London") is still no conflict. The column
+    path agrees."""
+    import jobdedup.features.pairs as pairs_module
+
+    text = "A General Manager for our restaurant in London. Based in Bristol or London."
+    locations = ["North London London South East", "East London, London, UK, Greater London, East London",
+                 "East London London South East", "London, England, UK", "New York City, NY",
+                 "New York, NY, United States", "Bristol"]  # fmt: skip
+    rows = [{"ad_id": str(i), "description": text, "title": "General Manager", "location": place}
+            for i, place in enumerate(locations)]  # fmt: skip
+    pairs = [(0, 1), (0, 2), (1, 2), (1, 3), (4, 5), (6, 3), (6, 0)]
+    expected = [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert _features(rows, pairs)["location_conflict"].tolist() == expected
+    monkeypatch.setattr(pairs_module, "FEW_VALUES", 0)
+    assert _features(rows, pairs)["location_conflict"].tolist() == expected
+
+
 def test_other_city_and_other_level_are_flagged():
     rows = [
         {"ad_id": "a", "description": "x", "title": "Senior Data Engineer", "location": "Manchester"},
