@@ -197,6 +197,14 @@ GROUP_SAMPLES = {
 """How README's table names the samples of `data/group_audit_labels.csv`."""
 
 
+def _changed(groups_read: dict[str, Any]) -> str:
+    """How many groups read this model grew and split, for the audit table ("" when none)."""
+    grown = groups_read["grown"]
+    split = groups_read["read"] - groups_read["still_formed"] - grown
+    parts = [f"{grown} grown by ads no reader saw"] * (grown > 0) + [f"{split} split"] * (split > 0)
+    return f"; {', '.join(parts)}" if parts else ""
+
+
 def _fmt(value: float) -> str:
     return "–" if np.isnan(value) else f"{value:.3f}"
 
@@ -279,7 +287,7 @@ def markdown(
         for sample, g in audited.get("groups_read", {}).items():
             out.append(
                 f"| groups read by hand, {GROUP_SAMPLES.get(sample, sample)} ({g['still_formed']} of the "
-                f"{g['read']} read this model still forms): one vacancy / mixed / unsure | "
+                f"{g['read']} read this model still forms{_changed(g)}): one vacancy / mixed / unsure | "
                 f"{g['one_vacancy']} / {g['mixed']} / {g['unsure']}: {_fmt(g['share'])} of the decided "
                 f"(95 % interval {_fmt(g['low'])}–{_fmt(g['high'])}) |"
             )

@@ -81,7 +81,9 @@ def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[st
     """Per sample of groups read by hand (`audited`: `sample`, `ad_ids` joined by ";", `verdict`),
     how many of them this run still forms exactly (`group_of`: group per ad_id), the readers'
     verdicts on those, and the share of one-vacancy groups among the decided ones with its 95 %
-    interval (`metrics.estimated_precision`). A group this run splits or grows is not counted.
+    interval (`metrics.estimated_precision`). A group this run splits or grows is not counted;
+    `grown` says how many it grew (all members in one group with ads no reader saw), the rest of
+    `read` less `still_formed` it split.
 
     Example:
         >>> audited = pd.DataFrame({"sample": ["uniform"] * 3, "ad_ids": ["a;b", "c;d", "e;f"],
@@ -96,12 +98,15 @@ def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[st
     group = members.map(group_of)
     sizes = group_of.value_counts()
     per_row = pd.DataFrame({"group": group, "size": group.map(sizes)}).groupby(level=0)
-    formed = (
+    together = (
         (per_row["group"].nunique() == 1)  # one group of this run holds the members,
         & per_row["group"].count().eq(per_row.size())  # every member is one of its ads,
-        & per_row["size"].first().eq(per_row.size())  # and the group holds no other ad
     )
-    audited = audited.assign(formed=formed.reindex(audited.index, fill_value=False))
+    holds_more = per_row["size"].first().gt(per_row.size())  # and other ads (or none)
+    audited = audited.assign(
+        formed=(together & ~holds_more).reindex(audited.index, fill_value=False),
+        grown=(together & holds_more).reindex(audited.index, fill_value=False),
+    )
     out = {}
     for sample, rows in audited.groupby("sample", sort=False):  # (in the file's order)
         kept = rows.loc[rows["formed"], "verdict"]
@@ -111,6 +116,7 @@ def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[st
         out[str(sample)] = {
             "read": len(rows),
             "still_formed": int(rows["formed"].sum()),
+            "grown": int(rows["grown"].sum()),
             **counts,
             "share": estimate["precision"],
             "low": estimate["low"],

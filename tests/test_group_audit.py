@@ -68,11 +68,15 @@ def test_read_groups_counts_only_groups_this_run_forms_exactly():
     # c, d split apart; e, f now grown by x; g, h, i still one group; an ad unknown to the run is lost
     group_of = pd.Series({"a": 1, "b": 1, "c": 2, "d": 3, "e": 4, "f": 4, "x": 4, "g": 5, "h": 5, "i": 5})
     found = read_groups(audited, group_of)
-    assert (found["uniform"]["read"], found["uniform"]["still_formed"]) == (3, 1)
+    assert (found["uniform"]["read"], found["uniform"]["still_formed"], found["uniform"]["grown"]) == (
+        3,
+        1,
+        1,
+    )
     assert found["uniform"]["mixed"] == 0 and found["uniform"]["share"] == 1.0
     assert found["three_or_more"]["still_formed"] == 1
     missing = read_groups(audited.iloc[:1], pd.Series({"a": 1}))
-    assert missing["uniform"]["still_formed"] == 0
+    assert (missing["uniform"]["still_formed"], missing["uniform"]["grown"]) == (0, 0)
 
 
 def test_read_groups_names_an_unknown_verdict():
