@@ -102,7 +102,7 @@ def read_groups(audited: pd.DataFrame, group_of: pd.Series) -> dict[str, dict[st
         (per_row["group"].nunique() == 1)  # one group of this run holds the members,
         & per_row["group"].count().eq(per_row.size())  # every member is one of its ads,
     )
-    holds_more = per_row["size"].first().gt(per_row.size())  # and other ads (or none)
+    holds_more = per_row["size"].first().gt(per_row.size())  # that group also holds ads no reader saw
     audited = audited.assign(
         formed=(together & ~holds_more).reindex(audited.index, fill_value=False),
         grown=(together & holds_more).reindex(audited.index, fill_value=False),
