@@ -26,7 +26,7 @@ def test_group_verdicts_are_what_the_readers_wrote(audited):
     `unsure`, and Acosta's one requisition number under two towns, read as `mixed`."""
     rounds = sorted((DATA / "judgements").glob("group_audit*"))
     assembled = pd.concat([assemble(folder) for folder in rounds], ignore_index=True).fillna("")
-    assert len(rounds) == 3 and len(assembled) == len(audited) == 160
+    assert len(rounds) == 4 and len(assembled) == len(audited) == 200
     ruled = audited["reason"].str.startswith(DEFINITION_RULE).to_numpy()
     kept = ~ruled
     columns = ["sample", "ad_ids", "verdict", "odd_ads", "employers_mixed", "error_class", "reason"]
