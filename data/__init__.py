@@ -60,3 +60,21 @@ def read_sets(sets: list[tuple[str, str]]) -> tuple[list[pd.DataFrame], list[Any
     ads = [read_ads(BUNDLED_DATA / ads_file) for ads_file, _ in sets]
     labels = [read_labels(BUNDLED_DATA / labels_file, ads=x) for (_, labels_file), x in zip(sets, ads)]
     return ads, labels, set_weights(sets)
+
+
+def sealed_corpora() -> frozenset[str]:
+    """The corpora of the sealed test (`data/SEALED_CORPORA.txt`, issue 50): never trained on.
+
+    Example:
+        >>> "naukri_india_data_analyst" in sealed_corpora()
+        True
+    """
+    lines = (BUNDLED_DATA / "SEALED_CORPORA.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip())
+
+
+def sealed_ads(ads: pd.DataFrame) -> pd.Series:
+    """Per ad, whether it comes from a sealed corpus (its `corpus` column, or else the part of its
+    `ad_id` before the first colon, as the bundled and shared ads write it)."""
+    corpus = ads["corpus"] if "corpus" in ads.columns else ads["ad_id"].astype(str).str.split(":").str[0]
+    return corpus.astype(str).isin(sealed_corpora())

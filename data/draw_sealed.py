@@ -30,17 +30,12 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.data.draw_pairs_to_judge import _facts, _pool, batches
+from jobdedup.data import sealed_corpora
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
 
 HERE = Path(__file__).resolve().parent
-SEALED_LIST = HERE / "SEALED_CORPORA.txt"
 QUOTAS = {"in_group": 150, "apart_near": 75, "apart_same_employer": 65, "apart_scored": 30, "apart_rest": 20}
-
-
-def sealed_corpora() -> list[str]:
-    """The corpora of the sealed test, one per line of `data/SEALED_CORPORA.txt`."""
-    return [line.strip() for line in SEALED_LIST.read_text().splitlines() if line.strip()]
 
 
 def stratum_of(facts: pd.DataFrame) -> np.ndarray:

@@ -90,3 +90,63 @@ def estimated_precision(labels: np.ndarray, confidence: float = 0.95) -> dict[st
         "low": float(interval.low),
         "high": float(interval.high),
     }
+
+
+def stratified_estimate(
+    labelled: pd.DataFrame, pool_sizes: pd.Series, resamples: int = 2000, seed: int = 0
+) -> dict[str, float]:
+    """Precision and recall of a model's groups over a pool of pairs cut into strata, each
+    sampled uniformly and judged by readers (`data/draw_sealed.py`).
+
+    Every labelled pair stands for `pool_size / drawn` pool pairs of its stratum. Precision is
+    the weighted share of duplicates among labelled pairs the model puts in one group; recall the
+    weighted share of labelled duplicates it puts in one group. Intervals (95 %) are percentiles of
+    a bootstrap that resamples each stratum on its own (fixed seed: the same figures every run).
+
+    Args:
+        labelled: one row per decided pair: `stratum`, `label` (0 / 1), `grouped` (bool: in one
+            group of the model scored).
+        pool_sizes: pool pairs per stratum (index = stratum name).
+
+    Example:
+        >>> labelled = pd.DataFrame({"stratum": ["g"] * 4 + ["a"] * 4,
+        ...     "label": [1, 1, 1, 0, 1, 0, 0, 0], "grouped": [True] * 4 + [False] * 4})
+        >>> e = stratified_estimate(labelled, pd.Series({"g": 8, "a": 40}))
+        >>> round(e["precision"], 3), round(e["recall"], 3)
+        (0.75, 0.375)
+    """
+    rng = np.random.default_rng(seed)
+    parts = []
+    for stratum, part in labelled.groupby("stratum", sort=True):
+        weight = float(pool_sizes[stratum]) / len(part)
+        parts.append((part["label"].to_numpy(dtype=float), part["grouped"].to_numpy(dtype=bool), weight))
+
+    def figures(chosen: list[tuple[np.ndarray, np.ndarray, float]]) -> tuple[float, float]:
+        grouped = sum(w * g.sum() for _, g, w in chosen)
+        true_grouped = sum(w * (y * g).sum() for y, g, w in chosen)
+        duplicates = sum(w * y.sum() for y, _, w in chosen)
+        precision = float(true_grouped / grouped) if grouped else float("nan")
+        recall = float(true_grouped / duplicates) if duplicates else float("nan")
+        return precision, recall
+
+    precision, recall = figures(parts)
+    draws = []
+    for _ in range(resamples):
+        resampled = []
+        for y, g, w in parts:
+            pick = rng.integers(0, len(y), len(y))
+            resampled.append((y[pick], g[pick], w))
+        draws.append(figures(resampled))
+    low = np.nanpercentile(np.array(draws), 2.5, axis=0)
+    high = np.nanpercentile(np.array(draws), 97.5, axis=0)
+    grouped_labelled = labelled[labelled["grouped"].astype(bool)]
+    return {
+        "pairs": len(labelled),
+        "grouped_pairs": len(grouped_labelled),
+        "precision": precision,
+        "precision_low": float(low[0]),
+        "precision_high": float(high[0]),
+        "recall": recall,
+        "recall_low": float(low[1]),
+        "recall_high": float(high[1]),
+    }

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS, read_sets
+from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS, read_sets, sealed_ads
 from jobdedup.models.persistence import ModelFileError
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.errors import JobdedupError
@@ -248,6 +248,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         classifier_members=args.members,
     )
     ads_sets = [read_ads(path, config.max_description_chars) for path in args.ads]
+    for path, ads in zip(args.ads, ads_sets):
+        sealed = sealed_ads(ads)
+        if sealed.any():
+            raise JobdedupError(
+                f"{path}: {int(sealed.sum())} ad(s) of a sealed test corpus (e.g. {ads['ad_id'][sealed].iloc[0]}); "
+                "the sealed corpora (data/SEALED_CORPORA.txt) are never trained on: leave them out"
+            )
     label_sets = [read_labels(path, ads=ads) for path, ads in zip(args.labels, ads_sets)]
     model = Deduplicator(config).fit(ads_sets, label_sets, weights=args.weight)
     model.save(args.model)
