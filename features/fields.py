@@ -22,7 +22,6 @@ from jobdedup.features.normalize import (
     distinct,
     district_town,
     extract_contacts,
-    extract_domains,
     location_parts,
     map_values,
     na_array,
@@ -35,7 +34,6 @@ from jobdedup.features.normalize import (
 )
 from jobdedup.features.normalize.companies import _company
 from jobdedup.features.normalize.contact_fields import _ad_contacts
-from jobdedup.features.normalize.domains import _url_domains
 from jobdedup.features.normalize.locations import _city, _district_town, _location_parts
 from jobdedup.features.normalize.regions import _ad_region
 from jobdedup.features.normalize.text import _text_key
@@ -76,20 +74,6 @@ def _token_key(title: str) -> str:
     return " ".join(sorted(set(title.split())))
 
 
-def _merge_items(a: pd.Series, b: pd.Series) -> pd.Series:
-    """Row-wise sorted union of two Series of sorted, de-duplicated tuples; NA where both are NA."""
-    has_a, has_b = a.notna().to_numpy(), b.notna().to_numpy()
-    merged = np.where(has_a, a.to_numpy(dtype=object), b.to_numpy(dtype=object))
-    for i in np.flatnonzero(has_a & has_b):
-        merged[i] = _union(a.iat[i], b.iat[i])
-    return pd.Series(merged, index=a.index, dtype=object)
-
-
-def _union(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    """`_merge_items` of one row (None for NA)."""
-    return b if a is None else a if b is None else tuple(sorted({*a, *b}))
-
-
 def parse_posted_at(values: pd.Series | np.ndarray) -> pd.Series | pd.DatetimeIndex:
     """`posted_at` values (objects: text or missing) as UTC times, NaT where pandas' lenient parser
     reads no date: the one reading of dates (`pipeline.io.dates` asks it which values are lost).
@@ -104,8 +88,9 @@ def parse_posted_at(values: pd.Series | np.ndarray) -> pd.Series | pd.DatetimeIn
 def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
     """One row per ad (same index) with the `FIELD_COLUMNS`; missing values stay NA.
 
-    E-mails, phones and domains come from `contact` and the description, domains also from
-    `url` (job-board domains are dropped, so a board's URL never counts as a shared contact).
+    E-mails, phones and domains come from `contact` and the description only: an ad's `url` says
+    where it was found (a job board, an aggregator, an applicant-tracking system), not who posts it,
+    so two ads on one site share no contact by their URLs (justjoin.it's ads of ITLT and 7N).
     National phone numbers are read in the ad's country (`ad_regions`: from its location, URL or
     source). `town` is the town a listed district lies in, normalised as `city` ("Rusholme,
     Manchester" -> "manchester"; `district_town`), NA where the location names no district.
@@ -116,7 +101,6 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
     town = location_parts(district_town(ads["location"].astype(object)).astype(object))[1]
     regions = ad_regions(country, ads["url"], ads["source"])
     emails, phones, text_domains = extract_contacts(ads["contact"], ads["description"], regions)
-    domains = _merge_items(text_domains, extract_domains(ads["url"]))
     title = normalize_title(ads["title"].astype(object))
     posted = parse_posted_at(ads["posted_at"].astype(object))
     return pd.DataFrame(
@@ -131,7 +115,7 @@ def normalize_fields(ads: pd.DataFrame) -> pd.DataFrame:
             "town": town,
             "emails": emails,
             "phones": phones,
-            "domains": domains,
+            "domains": text_domains,
             "posted_at": posted.dt.tz_localize(None),
             "source": normalize_text_key(ads["source"].astype(object)),
             "listing": listing_keys(ads["url"]),
@@ -164,7 +148,6 @@ def _few_fields(ads: pd.DataFrame, index: pd.Index, extra: dict[str, np.ndarray]
     regions = [_ad_region(*signals) for signals in zip(country, value["url"], value["source"])]
     ads_contacts = list(zip(value["contact"], value["description"], regions))
     emails, phones, text_domains = zip(*map_values(ads_contacts, lambda ad: _ad_contacts(*ad)))
-    url_domains = map_values(value["url"], _url_domains)
     title = map_values(value["title"], _title)
     posted = parse_posted_at(np.array(value["posted_at"], dtype=object))
     arrays = [  # (in `FIELD_COLUMNS` order)
@@ -179,7 +162,7 @@ def _few_fields(ads: pd.DataFrame, index: pd.Index, extra: dict[str, np.ndarray]
         # (arrays of tuples and NA stay object columns)
         na_array(emails),
         na_array(phones),
-        na_array([_union(*pair) for pair in zip(text_domains, url_domains)]),
+        na_array(text_domains),
         posted.tz_localize(None).array,
         string_array(map_values(value["source"], _text_key)),
         np.array(map_values(value["url"], _listing_key), dtype=object),

@@ -34,6 +34,12 @@ pair cap its probability at `RULE_CAP`, below any decision threshold:
   the 79 labelled pairs with disjoint bands 75 were two vacancies; out of fold, the classifier had
   accepted 8 of those and 3 of the 4 duplicates. Checked after the accepting rules (one listing
   re-scraped after a pay change).
+- **no_shared_text** — both ads carry a substantive text (at least `SUBSTANTIVE_WORDS` words and
+  some text that is not corpus boilerplate) and the smaller core text shares less than
+  `NOTHING_SHARED` of its shingles with the other (`containment_core_max`), with no e-mail or phone
+  in common: beyond boilerplate the texts share nothing, so they describe two jobs (a recruiter's
+  28 same-title ads of one day, each a different team's text; a company's "who is hiring" posts
+  listing other roles). Checked after the accepting rules (a listing or requisition says so).
 - **posted_far_apart** — the ads were posted more than `FAR_APART_DAYS` apart: the definition
   allows about two months. Of the 29 natural pairs over 90 days apart none was one vacancy (6 of 18
   at 60-75 days were). Checked after the accepting rules (a listing or requisition still open).
@@ -53,7 +59,8 @@ Example:
     ...     "title_level_differs": [0.0, 0.0, 0.0], "location_conflict": [0.0, 0.0, 1.0],
     ...     "date_gap_days": [1.0, 1.0, 1.0], "titles_name_other_places": [np.nan, np.nan, 1.0],
     ...     "title_specific_only_max": [0.0, 0.0, 0.0], "title_words_unnamed": [0.0, 0.0, 0.0],
-    ...     "salary_bands_disjoint": [np.nan, np.nan, 1.0]})
+    ...     "salary_bands_disjoint": [np.nan, np.nan, 1.0], "containment_core_max": [0.0, 0.0, 0.0],
+    ...     "log_words_min": [5.0, 5.0, 5.0], "email_match": [np.nan] * 3, "phone_match": [np.nan] * 3})
     >>> rule_names(features).tolist()
     ['different_employers', 'different_requisitions', 'same_requisition']
     >>> apply_rules(np.array([0.9, 0.9, 0.2]), features).tolist()
@@ -74,6 +81,10 @@ RULE_FLOOR = 0.99
 FIELDS_ONLY_MAX_GAP_DAYS = 62.0
 FIELDS_ONLY_MIN_TITLE_SIMILARITY = 0.7
 FAR_APART_DAYS = 90.0
+SUBSTANTIVE_WORDS = 40.0
+"""Words from which a text is substantive: a 500-character snippet has ~70."""
+NOTHING_SHARED = 0.05
+"""Core-text containment below which two substantive texts share nothing."""
 REFUSING_RULES = (
     "different_employers",
     "different_requisitions",
@@ -81,6 +92,7 @@ REFUSING_RULES = (
     "titles_name_other_places",
     "title_word_unnamed",
     "different_salary_bands",
+    "no_shared_text",
     "posted_far_apart",
 )
 ACCEPTING_RULES = ("same_listing", "same_requisition")
@@ -100,6 +112,10 @@ _RULE_FEATURES = (
     "title_specific_only_max",
     "title_words_unnamed",
     "salary_bands_disjoint",
+    "containment_core_max",
+    "log_words_min",
+    "email_match",
+    "phone_match",
 )
 """The features the rules read."""
 
@@ -124,8 +140,12 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
     unnamed_word = (value["title_specific_only_max"] >= 1) & (value["title_words_unnamed"] >= 1)
     salaries_apart = value["salary_bands_disjoint"] == 1
     far_apart = value["date_gap_days"] > FAR_APART_DAYS
+    substantive = value["log_words_min"] >= np.log1p(SUBSTANTIVE_WORDS)
+    contact_link = (value["email_match"] == 1) | (value["phone_match"] == 1)
+    nothing_shared = substantive & (value["containment_core_max"] < NOTHING_SHARED) & ~contact_link
     held = [
-        listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, salaries_apart, far_apart,
+        listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, salaries_apart,
+        nothing_shared, far_apart,
     ]  # fmt: skip
     names = (
         "same_listing",
@@ -136,6 +156,7 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
         "titles_name_other_places",
         "title_word_unnamed",
         "different_salary_bands",
+        "no_shared_text",
         "posted_far_apart",
     )
     return np.select(held, names, default=None).astype(object)

@@ -37,13 +37,6 @@ class Config:
             F-beta of the thresholds within this distance of it, not its own (0: its own).
         threshold_folds: folds (by vacancy) whose out-of-fold scores pick the threshold.
         max_group_size_exact: components up to this size are re-clustered with every pair scored.
-        one_employer_link: a component whose ads all have a text, name one employer (spelling
-            variants aside) and at most one town is re-clustered at this mean probability, not
-            at the decision threshold: where the fields cannot tell two vacancies apart, a copy
-            close to one rewording of the ad and far from another joins both. Components with an
-            ad without text or employer, or with two towns, keep the stricter level that stops a
-            care agency's per-home templates, one employer's per-city postings and fields-only
-            ads from chaining.
         copy_probability: two ads of one employer, title and city linked at least this strongly
             are copies of one posting, one unit when components are re-clustered (like the
             scrapes of one listing): AECOM's ad under Leeds, Manchester and Birmingham, of which
@@ -72,7 +65,6 @@ class Config:
     threshold_window: float = 0.1
     threshold_folds: int = 5
     max_group_size_exact: int = 60
-    one_employer_link: float = 0.5
     copy_probability: float = 0.9
     n_estimators: int = 100
     classifier_members: int = 3

@@ -34,7 +34,7 @@ from jobdedup.pipeline.candidates import CandidateReport, generate_candidates
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.employer_guard import split_mixed_employers
 from jobdedup.pipeline.errors import InputWarning
-from jobdedup.pipeline.group import GroupReport, employer_names, group_ads, grouping_units, place_names
+from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
 from jobdedup.pipeline.io import ADS_COLUMNS, Labels
 from jobdedup.pipeline.prepare import PreparedBatch, prepare_batch
 from jobdedup.pipeline.progress import Progress
@@ -224,9 +224,6 @@ class Deduplicator:
                 self.config.max_group_size_exact,
                 grouping,
                 units=grouping_units(batch.inputs.fields, edges, self.config.copy_probability),
-                employers=employer_names(batch.inputs.fields["company"], batch.inputs.words),
-                places=place_names(batch.inputs.fields),
-                one_employer_link=self.config.one_employer_link,
             )
             labels, grouping.employer_splits = split_mixed_employers(
                 labels, batch.inputs.fields["company"], edges, employer_links(edges, features[accepted])

@@ -4,9 +4,7 @@ Plain union-find lets A≈B and B≈C put A and C together even when they share 
 connected component of three or more ads is completed: the pairs inside it that were never
 scored are scored too (`score_pairs`), and the component is re-clustered with average linkage,
 cut at `link_threshold` (≥ 0.5). A member joins a group only if its mean probability with the
-group's members reaches that level, so a chain A–B–C with p(A, C) ≈ 0 splits. A component whose ads
-all have a text, name one employer and at most one town is cut at a lower level
-(`one_employer_link`): a snippet close to one copy of the full ad and far from another joins both. Components larger
+group's members reaches that level, so a chain A–B–C with p(A, C) ≈ 0 splits. Components larger
 than `max_exact_size` are first cut by raising the pair threshold until their parts fit (the
 same guard as dedupe's clustering), and are reported. The cut takes one pass over the component's
 pairs, strongest first, as a single-linkage dendrogram is built (union-find): grouping costs
@@ -36,7 +34,6 @@ from scipy.cluster.hierarchy import linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from jobdedup.features.employers import same_employer_names
 from jobdedup.features.normalize import distinct
 from jobdedup.pipeline.union_find import find, flat_clusters, union
 
@@ -322,43 +319,6 @@ def _pair_probabilities(
     return probability
 
 
-def employer_names(companies: pd.Series, words: np.ndarray) -> np.ndarray:
-    """Per ad, its normalised employer name if it names one and has a text, else None
-    (`group_ads`' `employers`).
-
-    Example:
-        >>> employer_names(pd.Series(["hays", None, "hays", "nhs"]), np.array([40, 30, 0, 9])).tolist()
-        ['hays', None, None, 'nhs']
-    """
-    names = companies.astype(object).where(companies.notna(), None).to_numpy()
-    return np.where(np.asarray(words) > 0, names, None)
-
-
-def place_names(fields: pd.DataFrame) -> np.ndarray:
-    """Per ad, the town its listed location lies in (`town`, else `city`), None where unknown
-    (`group_ads`' `places`).
-
-    Example:
-        >>> fields = pd.DataFrame({"city": ["hyde park", "leeds", None], "town": ["leeds", None, None]})
-        >>> place_names(fields).tolist()
-        ['leeds', 'leeds', None]
-    """
-    place = fields["town"].astype(object).where(fields["town"].notna(), fields["city"].astype(object))
-    return place.where(place.notna(), None).to_numpy()
-
-
-def _one_employer_one_place(names: np.ndarray, places: np.ndarray) -> bool:
-    """Whether every ad has an employer name (not None), the names are one employer written one or
-    several ways (`same_employer_names`, every two of them) and the known places are one."""
-    if len({place for place in places.tolist() if place is not None}) > 1:
-        return False
-    distinct_names = set(names.tolist())
-    if None in distinct_names:
-        return False
-    ordered = sorted(distinct_names)
-    return all(same_employer_names(a, b) for k, a in enumerate(ordered) for b in ordered[k + 1 :])
-
-
 def group_ads(
     n_ads: int,
     accepted: pd.DataFrame,
@@ -367,22 +327,14 @@ def group_ads(
     max_exact_size: int,
     report: GroupReport | None = None,
     units: np.ndarray | None = None,
-    employers: np.ndarray | None = None,
-    places: np.ndarray | None = None,
-    one_employer_link: float | None = None,
 ) -> np.ndarray:
     """Group label (0..n_groups-1) for every ad, from accepted pairs `i`, `j`, `probability`.
 
     `score_pairs(i, j)` must return the duplicate probability of arbitrary pairs of ads. A
     component whose pairs all reach its link level is one group without clustering (average
     linkage could only merge it whole); the others are clustered, the members of one of `units`
-    (per ad, -1 = none; `grouping_units`) as one (`_unit_linkage`). The link level is
-    `link_threshold`, or `one_employer_link` for a component whose ads all name one employer of
-    `employers` (per ad, None = none or no text; `employer_names`) and at most one of `places`
-    (None = unknown; `place_names`): where the fields cannot tell two vacancies apart, a member
-    joins when it is on average more likely one vacancy with the group than not, so a snippet
-    close to one copy of the full ad and far from its rewording joins both, while one
-    employer's template for another town keeps the stricter level.
+    (per ad, -1 = none; `grouping_units`) as one (`_unit_linkage`), cut at `link_threshold`
+    for every component alike: how many ads of one employer sit in one town is no evidence.
     """
     report = report if report is not None else GroupReport()
     left = accepted["i"].to_numpy(dtype=np.int64)
@@ -393,16 +345,11 @@ def group_ads(
     a, b, pair_ptr = _all_pairs(lists)
     probability = _pair_probabilities(a, b, accepted, score_pairs, n_ads, report)
     owner = np.repeat(np.arange(len(lists)), np.diff(pair_ptr))
-    links = np.full(len(lists), link_threshold)
-    if employers is not None and places is not None and one_employer_link is not None:
-        below = np.flatnonzero(np.bincount(owner[probability < link_threshold], minlength=len(lists)))
-        one = [g for g in below if _one_employer_one_place(employers[lists[g]], places[lists[g]])]
-        links[one] = min(link_threshold, one_employer_link)
-    weak = np.bincount(owner[probability < links[owner]], minlength=len(lists)) > 0
+    weak = np.bincount(owner[probability < link_threshold], minlength=len(lists)) > 0
     next_label = int(labels.max()) + 1 if n_ads else 0
     unit = units if units is not None else np.full(n_ads, -1)
     for g in np.flatnonzero(weak):
-        clusters = _unit_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], unit[lists[g]], links[g])
+        clusters = _unit_linkage(probability[pair_ptr[g] : pair_ptr[g + 1]], unit[lists[g]], link_threshold)
         extra = int(clusters.max())
         if extra:
             report.components_split += 1

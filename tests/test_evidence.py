@@ -226,7 +226,8 @@ def test_different_salary_bands_are_two_openings_unless_one_listing():
 def test_ads_posted_far_apart_are_two_vacancies_unless_one_requisition():
     base = {"same_listing": np.nan, "employer_conflict": 0.0, "sides_without_text": 0.0, "title_token_set": 1.0,
             "title_level_differs": 0.0, "location_conflict": 0.0, "titles_name_other_places": np.nan,
-            "title_specific_only_max": 0.0, "title_words_unnamed": 0.0, "salary_bands_disjoint": np.nan}  # fmt: skip
+            "title_specific_only_max": 0.0, "title_words_unnamed": 0.0, "salary_bands_disjoint": np.nan,
+            "containment_core_max": 0.9, "log_words_min": 5.0, "email_match": np.nan, "phone_match": np.nan}  # fmt: skip
     features = pd.DataFrame([
         {**base, "requisition_match": np.nan, "date_gap_days": 96.0},  # the Marvell re-advertisement
         {**base, "requisition_match": np.nan, "date_gap_days": 73.0},  # within about two months

@@ -231,11 +231,15 @@ def _reference_rule_names(features: pd.DataFrame) -> np.ndarray:
         value("titles_name_other_places") == 1,
         (value("title_specific_only_max") >= 1) & (value("title_words_unnamed") >= 1),
         value("salary_bands_disjoint") == 1,
+        (value("log_words_min") >= np.log1p(rules_module.SUBSTANTIVE_WORDS))
+        & (value("containment_core_max") < rules_module.NOTHING_SHARED)
+        & (value("email_match") != 1)
+        & (value("phone_match") != 1),
         value("date_gap_days") > rules_module.FAR_APART_DAYS,
     ]
     names = ("same_listing", "different_employers", "different_requisitions", "fields_only_mismatch",
              "same_requisition", "titles_name_other_places", "title_word_unnamed", "different_salary_bands",
-             "posted_far_apart")  # fmt: skip
+             "no_shared_text", "posted_far_apart")  # fmt: skip
     return np.select(held, names, default=None).astype(object)
 
 

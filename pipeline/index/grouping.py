@@ -13,7 +13,7 @@ import pandas as pd
 
 from jobdedup.features.pairs import PairInputs, build_pair_features
 from jobdedup.pipeline.employer_guard import split_mixed_employers
-from jobdedup.pipeline.group import GroupReport, employer_names, group_ads, grouping_units, place_names
+from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
 from jobdedup.pipeline.index.pairs import inner_pairs
 
 ScoredPairs = tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]
@@ -69,9 +69,6 @@ def group_batch(
         cfg.max_group_size_exact,
         report,
         units=grouping_units(inputs.fields, edges, cfg.copy_probability),
-        employers=employer_names(inputs.fields["company"], inputs.words),
-        places=place_names(inputs.fields),
-        one_employer_link=cfg.one_employer_link,
     )
     inner_accepted = inner_probability >= model.threshold_
     guard_edges = pd.concat(

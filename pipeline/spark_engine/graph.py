@@ -22,7 +22,7 @@ import pandas as pd
 
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.pipeline.employer_guard import split_mixed_employers
-from jobdedup.pipeline.group import employer_names, group_ads, grouping_units, place_names
+from jobdedup.pipeline.group import group_ads, grouping_units
 from jobdedup.pipeline.spark_engine.adapters import SIDE_COLUMNS, pair_inputs, worker_model
 from jobdedup.pipeline.spark_engine.session import release
 
@@ -92,7 +92,6 @@ def group_components(
         "link_threshold": max(threshold, MIN_LINK_THRESHOLD),
         "max_exact_size": config.max_group_size_exact,
         "copy_probability": config.copy_probability,
-        "one_employer_link": config.one_employer_link,
     }
     clusters = keep(
         members.groupBy("comp")
@@ -138,9 +137,6 @@ def _cluster_component(
         settings["link_threshold"],
         settings["max_exact_size"],
         units=grouping_units(inputs.fields, accepted, settings["copy_probability"]),
-        employers=employer_names(inputs.fields["company"], inputs.words),
-        places=place_names(inputs.fields),
-        one_employer_link=settings["one_employer_link"],
     )
     links = accepted.loc[edges["employer_link"].to_numpy(bool), ["i", "j"]].reset_index(drop=True)
     labels, _ = split_mixed_employers(labels, inputs.fields["company"], accepted, links)
