@@ -9,8 +9,9 @@ demo's split does not hold them. Writes, into `--out`:
 - `natural_test_ads.parquet`, `natural_test_pairs.csv`
 - `natural_late_ads.parquet` (the pairs stay in `natural_pairs_late.csv`)
 
-Run (needs the real corpus, which is not bundled):
-    python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
+Run (needs the real corpora, which are not bundled; the later rounds read ads of both files):
+    python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet \
+        --ads ../shared/data/more_ads.parquet --out data
 """
 
 from __future__ import annotations
@@ -70,12 +71,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--ads", type=Path, required=True, help="real_ads.parquet")
+    parser.add_argument(
+        "--ads", type=Path, action="append", required=True, help="real_ads.parquet, more_ads.parquet (repeatable)"
+    )
     parser.add_argument("--pairs", type=Path, default=PAIRS_FILE, help="hand-checked pairs CSV")
     parser.add_argument("--late-pairs", type=Path, default=LATE_PAIRS_FILE, help="later rounds' pairs CSV")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     args = parser.parse_args()
-    real_ads = pd.read_parquet(args.ads)
+    real_ads = pd.concat([pd.read_parquet(path) for path in args.ads], ignore_index=True)
     pairs = pd.read_csv(args.pairs, dtype=str)
     late = pd.read_csv(args.late_pairs, dtype=str) if args.late_pairs.exists() else None
     bundle(real_ads, pairs, args.out, DEFAULT_TEST_CORPORA, late)
