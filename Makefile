@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-spark wheel-check model lint bench labels clean
+.PHONY: demo test test-spark wheel-check model lint bench labels clean docs
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,7 +43,7 @@ model: $(STAMP)
 ## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)
 labels: $(STAMP)
 	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
-	$(BIN)/python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet --out data
+	$(BIN)/python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet --ads ../shared/data/more_ads.parquet --out data
 	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
 
 ## lint: ruff check and format check (ruff 0.17.6, installed on demand)
@@ -59,3 +59,10 @@ clean:
 bench: $(STAMP)
 	test -f out/labels_full/test_ads.parquet || $(MAKE) labels
 	$(BIN)/python -m benchmarks.bench --sizes 10000 100000 1000000 --plot benchmarks/scaling.png
+
+## docs: regenerate docs/cli.md from the parsers and build the documentation site strictly into out/site
+## (mkdocs 1.6.1 and mkdocs-material 9.8.2, installed on demand; the same pins as pyproject's `docs` extra)
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet mkdocs==1.6.1 mkdocs-material==9.8.2
+	$(BIN)/python docs/gen_cli.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict

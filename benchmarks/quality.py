@@ -26,6 +26,12 @@ must move the pooled figures before it is more than chance.
 
 Run: .venv/bin/python -m benchmarks.quality [--model FILE] [--markdown FILE] [--parts loco synthetic audit]
      [--seeds 1 2 3]
+     .venv/bin/python -m benchmarks.quality --ablation [--seeds 1 2 3] [--markdown FILE]
+       (what each rule and grouping step earns; `benchmarks/ablation.py`)
+
+The natural pairs span the 19 corpora of `real_ads.parquet` and the development corpora of
+`more_ads.parquet`; the sealed corpora (`data/SEALED_CORPORA.txt`) are never trained on here:
+`benchmarks/sealed.py` scores them.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from jobdedup.data import (
     SYNTHETIC_SETS,
     TRAINING_SETS,
     read_sets,
+    sealed_ads,
     set_weights,
 )
 from jobdedup.models.dup_types import DUP_TYPES
@@ -55,6 +62,7 @@ from jobdedup.pipeline.io import read_ads, read_labels, validate_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_ADS = ROOT.parent / "shared" / "data" / "real_ads.parquet"
+MORE_ADS = ROOT.parent / "shared" / "data" / "more_ads.parquet"
 NATURAL_PAIRS = [BUNDLED_DATA / "natural_pairs.csv", BUNDLED_DATA / "natural_pairs_late.csv"]
 NATURAL_ADS = [BUNDLED_DATA / ads_file for ads_file, _ in NATURAL_SETS]
 ACCEPTED_SAMPLE = BUNDLED_DATA / "accepted_sample_labels.csv"
@@ -79,6 +87,18 @@ def _f1(tp: float, fp: float, fn: float) -> dict[str, float]:
     recall = tp / (tp + fn) if tp + fn else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def development_ads() -> pd.DataFrame | None:
+    """Every ad of the labelled corpora: the real ads and the new corpora of `more_ads.parquet`
+    but the sealed ones (None without `../shared`)."""
+    if not REAL_ADS.exists():
+        return None
+    parts = [read_ads(REAL_ADS)]
+    if MORE_ADS.exists():
+        more = read_ads(MORE_ADS)
+        parts.append(more[~sealed_ads(more)])
+    return pd.concat(parts, ignore_index=True)
 
 
 def natural_pairs() -> pd.DataFrame:
@@ -311,8 +331,16 @@ def main() -> None:
         default=[1],
         help="leave-one-corpus-out once per seed (the first: the table)",
     )
+    parser.add_argument(
+        "--ablation",
+        action="store_true",
+        help="instead: leave-one-corpus-out with each decision step off in turn (benchmarks/ablation.py)",
+    )
     args = parser.parse_args()
     config = Config(show_progress=False)
+    if args.ablation:
+        _ablation(args.seeds, args.markdown)
+        return
     real_ads = read_ads(REAL_ADS) if REAL_ADS.exists() else None
     if real_ads is None:
         print(f"skipped leave-one-corpus-out and audit: {REAL_ADS} not found")
@@ -321,7 +349,7 @@ def main() -> None:
     if "loco" in args.parts and real_ads is not None:
         for seed in args.seeds:
             print(f"leave-one-corpus-out over the natural pairs (seed {seed}):", flush=True)
-            found = leave_one_corpus_out(real_ads, config.replace(seed=seed))
+            found = leave_one_corpus_out(development_ads(), config.replace(seed=seed))
             if loco is None:  # the first seed's per-corpus table is the one shown
                 loco = found
             pooled_by_seed[seed] = found[1]
@@ -335,6 +363,20 @@ def main() -> None:
     print(table)
     if args.markdown:
         args.markdown.write_text(table + "\n")
+
+
+def _ablation(seeds: list[int], path: Path | None) -> None:
+    """Run and print the ablation (`benchmarks.ablation`)."""
+    from benchmarks import ablation
+
+    ads = development_ads()
+    if ads is None:
+        raise SystemExit(f"{REAL_ADS}: not found (the ablation needs ../shared)")
+    results = ablation.run(seeds, _training_sets(None), ads, natural_pairs())
+    table = ablation.markdown(results)
+    print(table)
+    if path:
+        path.write_text(table)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobdedup.data.assemble_judgements import JUDGEMENTS, agreement, split_reads
 from jobdedup.data import sealed_corpora
+from jobdedup.data.assemble_judgements import JUDGEMENTS, agreement, split_reads
 from jobdedup.models.metrics import stratified_estimate
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
@@ -85,7 +85,9 @@ def markdown(name: str, estimate: dict[str, float], figures: dict[str, float]) -
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--model", type=Path, default=None, help="model file (default: the shipped one)")
     which.add_argument("--as-drawn", action="store_true", help="score the drawing model's recorded groups")

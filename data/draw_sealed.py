@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobdedup.data.draw_pairs_to_judge import _facts, _pool, batches
 from jobdedup.data import sealed_corpora
+from jobdedup.data.draw_pairs_to_judge import _facts, _pool, batches
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
 
@@ -55,7 +55,9 @@ def stratum_of(facts: pd.DataFrame) -> np.ndarray:
     return np.select(conditions, list(QUOTAS)[:4], default="apart_rest")
 
 
-def draw(facts: pd.DataFrame, ids: np.ndarray, seed: int, quotas: dict[str, int] = QUOTAS) -> tuple[pd.DataFrame, pd.DataFrame]:
+def draw(
+    facts: pd.DataFrame, ids: np.ndarray, seed: int, quotas: dict[str, int] = QUOTAS
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The drawn pairs (one stratum each) and the pool size of every stratum."""
     rng = np.random.default_rng(seed)
     strata = stratum_of(facts)
@@ -78,8 +80,12 @@ def draw(facts: pd.DataFrame, ids: np.ndarray, seed: int, quotas: dict[str, int]
 
 def main() -> None:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ads", type=Path, required=True, help="more_ads.parquet (only sealed corpora are used)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--ads", type=Path, required=True, help="more_ads.parquet (only sealed corpora are used)"
+    )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--model", type=Path, default=HERE.parent / "models/default/model.json")
     parser.add_argument("--readers", type=int, default=3)

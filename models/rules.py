@@ -69,6 +69,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pandas as pd
 
@@ -120,8 +122,9 @@ _RULE_FEATURES = (
 """The features the rules read."""
 
 
-def rule_names(features: pd.DataFrame) -> np.ndarray:
-    """Per pair, the first rule that holds (object array of names; None where none holds)."""
+def rule_names(features: pd.DataFrame, enabled: Collection[str] = RULES) -> np.ndarray:
+    """Per pair, the first of the `enabled` rules that holds (object array of names; None where none
+    holds). Leaving a rule out of `enabled` is how `benchmarks.ablation` measures what it earns."""
     if not len(features):
         return np.zeros(0, dtype=object)
     value = dict(zip(_RULE_FEATURES, float_columns(features, _RULE_FEATURES)))
@@ -159,14 +162,20 @@ def rule_names(features: pd.DataFrame) -> np.ndarray:
         "no_shared_text",
         "posted_far_apart",
     )
+    if len(enabled) < len(RULES):
+        held = [
+            condition if name in enabled else np.zeros_like(condition) for condition, name in zip(held, names)
+        ]
     return np.select(held, names, default=None).astype(object)
 
 
-def apply_rules(probability: np.ndarray, features: pd.DataFrame) -> np.ndarray:
+def apply_rules(
+    probability: np.ndarray, features: pd.DataFrame, enabled: Collection[str] = RULES
+) -> np.ndarray:
     """`probability` capped at `RULE_CAP` where a refusing rule holds, raised to `RULE_FLOOR`
-    where an accepting one does."""
+    where an accepting one does (of the `enabled` rules)."""
     adjusted = np.asarray(probability, dtype=float).copy()
-    names = rule_names(features)
+    names = rule_names(features, enabled)
     refused = np.isin(names, REFUSING_RULES)
     accepted = np.isin(names, ACCEPTING_RULES)
     adjusted[refused] = np.minimum(adjusted[refused], RULE_CAP)

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,10 @@ from jobdedup.features.normalize import distinct
 from jobdedup.features.normalize.unique import frame_of_arrays
 from jobdedup.features.shingle_sets import sorted_unique
 from jobdedup.pipeline.sketch import EMPTY_SIGNATURE_VALUE
+
+if TYPE_CHECKING:
+    from jobdedup.features.pairs import PairInputs
+    from jobdedup.pipeline.config import Config
 
 FIELD_KEY_ROWS: tuple[tuple[str, str, str, str | None], ...] = (
     ("employer+title", "employer_word", "title_tokens", None),
@@ -199,6 +204,13 @@ def field_block_keys(fields: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.nda
         item_docs = exploded.index.to_numpy(dtype=np.int64)
         kinds[name] = (item_docs, pd.factorize(exploded.astype(str))[0].astype(np.int64))
     return kinds
+
+
+def batch_candidates(inputs: PairInputs, config: Config) -> tuple[pd.DataFrame, CandidateReport]:
+    """`generate_candidates` of a prepared batch's inputs with the configured LSH and bucket cap."""
+    return generate_candidates(
+        inputs.signatures, inputs.fields, config.lsh_bands, config.lsh_rows, config.max_bucket_size
+    )
 
 
 def generate_candidates(

@@ -28,9 +28,9 @@ from jobdedup.models.classifier import PairClassifier
 from jobdedup.models.dup_types import assign_dup_types, dup_types_of_pairs, per_type_metrics
 from jobdedup.models.metrics import bcubed, estimated_precision, pair_metrics, reduction_ratio
 from jobdedup.models.persistence import load_model_file, save_model_file
+from jobdedup.models.policy import DecisionPolicy
 from jobdedup.models.rules import apply_rules, rule_names
-from jobdedup.pipeline.boilerplate import merge_block_sets
-from jobdedup.pipeline.candidates import CandidateReport, generate_candidates
+from jobdedup.pipeline.candidates import CandidateReport, batch_candidates
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.employer_guard import split_mixed_employers
 from jobdedup.pipeline.errors import InputWarning
@@ -38,6 +38,7 @@ from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
 from jobdedup.pipeline.io import ADS_COLUMNS, Labels
 from jobdedup.pipeline.prepare import PreparedBatch, prepare_batch
 from jobdedup.pipeline.progress import Progress
+from jobdedup.pipeline.training import TrainingTable, training_table
 
 MODEL_KIND = "jobdedup.Deduplicator"
 MIN_LINK_THRESHOLD = 0.5
@@ -84,8 +85,9 @@ class Deduplicator:
         config: pipeline parameters (`pipeline.config.Config`).
     """
 
-    def __init__(self, config: Config | None = None) -> None:
+    def __init__(self, config: Config | None = None, policy: DecisionPolicy | None = None) -> None:
         self.config = config or Config()
+        self.policy = policy or DecisionPolicy()
 
     # ----------------------------------------------------------------- training
     def fit(
@@ -106,24 +108,23 @@ class Deduplicator:
         if len(ads_sets) != len(label_sets) or len(weights) != len(ads_sets):
             raise ValueError("give one labels set (and one weight, if any) per ads set")
         progress = Progress(self.config.show_progress)
-        no_boilerplate = np.zeros(0, dtype=np.uint64)
-        feature_parts, target_parts, weight_parts, group_parts, boilerplate = [], [], [], [], []
-        for number, (one_ads, one_labels) in enumerate(zip(ads_sets, label_sets)):
-            with progress.stage("prepare", total=len(one_ads), unit="ads"):
-                batch = prepare_batch(one_ads, self.config, no_boilerplate)
-            boilerplate.append(batch.batch_boilerplate)
-            with progress.stage("candidates", unit="pairs") as bar:
-                candidates, _ = self._candidates(batch)
-                bar.update(len(candidates))
-            left, right, target, groups = _training_pairs(batch.ads, candidates, one_labels)
-            with progress.stage("features", total=len(left), unit="pairs"):
-                feature_parts.append(build_pair_features(batch.inputs, left, right))
-            target_parts.append(target)
-            weight_parts.append(np.full(len(target), weights[number]))
-            group_parts.append(np.char.add(f"{number}:", groups.astype(str)))
-        self.boilerplate_ = merge_block_sets(*boilerplate)
-        features = pd.concat(feature_parts, ignore_index=True)
-        target = np.concatenate(target_parts)
+        table = training_table(self.config, ads_sets, label_sets, weights, progress)
+        self.fit_table(table, progress)
+        self.training_ = {
+            "ads": int(sum(len(a) for a in ads_sets)),
+            "pairs": len(table.target),
+            "positives": int(table.target.sum()),
+            "set_weights": weights,
+            "fingerprint": _fingerprint(ads_sets, label_sets),
+            "validation": self.classifier_.validation_,
+        }
+        return self
+
+    def fit_table(self, table: TrainingTable, progress: Progress | None = None) -> Deduplicator:
+        """Train the pair classifier on a prepared `TrainingTable` (`fit` makes one; the
+        ablation benchmark trains one model per left-out corpus on rows of one table)."""
+        progress = progress or Progress(False)
+        self.boilerplate_ = table.boilerplate
         self.classifier_ = PairClassifier(
             n_estimators=self.config.n_estimators,
             learning_rate=self.config.learning_rate,
@@ -138,22 +139,14 @@ class Deduplicator:
             features=MODEL_FEATURES,
             members=self.config.classifier_members,
         )
-        with progress.stage("train", total=len(target), unit="pairs"):
+        with progress.stage("train", total=len(table.target), unit="pairs"):
             self.classifier_.fit(
-                features,
-                target,
-                pd.factorize(np.concatenate(group_parts))[0],
-                adjust=apply_rules,
-                sample_weight=np.concatenate(weight_parts),
+                table.features,
+                table.target,
+                table.groups,
+                adjust=lambda probability, features: apply_rules(probability, features, self.policy.rules),
+                sample_weight=table.weight,
             )
-        self.training_ = {
-            "ads": int(sum(len(a) for a in ads_sets)),
-            "pairs": len(target),
-            "positives": int(target.sum()),
-            "set_weights": weights,
-            "fingerprint": _fingerprint(ads_sets, label_sets),
-            "validation": self.classifier_.validation_,
-        }
         return self
 
     @property
@@ -165,14 +158,12 @@ class Deduplicator:
     def predict_proba(self, pair_features: pd.DataFrame) -> np.ndarray:
         """(n, 2) probabilities for a table of pair features (`features.pairs.FEATURES`), with the
         decision rules of `models.rules` applied (a pair a rule holds for gets at most 0.01)."""
-        positive = apply_rules(self.classifier_.predict_proba(pair_features)[:, 1], pair_features)
+        raw = self.classifier_.predict_proba(pair_features)[:, 1]
+        positive = apply_rules(raw, pair_features, self.policy.rules)
         return np.column_stack([1.0 - positive, positive])
 
     def _candidates(self, batch: PreparedBatch) -> tuple[pd.DataFrame, CandidateReport]:
-        cfg = self.config
-        return generate_candidates(
-            batch.inputs.signatures, batch.inputs.fields, cfg.lsh_bands, cfg.lsh_rows, cfg.max_bucket_size
-        )
+        return batch_candidates(batch.inputs, self.config)
 
     def prepare(self, ads: pd.DataFrame) -> PreparedBatch:
         """Clean and sketch ads with this model's known boilerplate."""
@@ -211,23 +202,8 @@ class Deduplicator:
             features = build_pair_features(batch.inputs, left, right, self.config.jobs)
             probability = self.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
         accepted = probability >= self.threshold_
-        edges = pd.DataFrame(
-            {"i": left[accepted], "j": right[accepted], "probability": probability[accepted]}
-        )
-        grouping = GroupReport()
         with progress.stage("group", total=int(accepted.sum()), unit="links"):
-            labels = group_ads(
-                len(batch),
-                edges,
-                lambda a, b: self.score(batch, a, b),
-                max(self.threshold_, MIN_LINK_THRESHOLD),
-                self.config.max_group_size_exact,
-                grouping,
-                units=grouping_units(batch.inputs.fields, edges, self.config.copy_probability),
-            )
-            labels, grouping.employer_splits = split_mixed_employers(
-                labels, batch.inputs.fields["company"], edges, employer_links(edges, features[accepted])
-            )
+            labels, grouping = self.group(batch, left, right, probability, features)
         ad_ids = batch.ads["ad_id"].astype(str).to_numpy()
         group_ids = _group_ids(ad_ids, labels)
         pairs = pd.DataFrame(
@@ -238,7 +214,7 @@ class Deduplicator:
                 "is_duplicate": accepted & (labels[left] == labels[right]),
                 "via_lsh": candidates["via_lsh"].to_numpy(),
                 "via_fields": candidates["via_fields"].to_numpy(),
-                "rule": pd.array(rule_names(features), dtype="string"),
+                "rule": pd.array(rule_names(features, self.policy.rules), dtype="string"),
             }
         )
         # Duplicate type (FULL / SEMANTIC / TEMPORAL / PARTIAL, see models.dup_types) of accepted pairs.
@@ -263,6 +239,40 @@ class Deduplicator:
             batch=batch,
             timings=dict(progress.timings),
         )
+
+    def group(
+        self,
+        batch: PreparedBatch,
+        left: np.ndarray,
+        right: np.ndarray,
+        probability: np.ndarray,
+        features: pd.DataFrame,
+    ) -> tuple[np.ndarray, GroupReport]:
+        """Group label of every ad of `batch` from its scored candidate pairs (`features` row k is
+        pair k), under this model's `policy`: accepted pairs, the chaining guard, copy units and
+        the employer guard."""
+        policy = self.policy
+        accepted = probability >= self.threshold_
+        edges = pd.DataFrame(
+            {"i": left[accepted], "j": right[accepted], "probability": probability[accepted]}
+        )
+        grouping = GroupReport()
+        labels = group_ads(
+            len(batch),
+            edges,
+            lambda a, b: self.score(batch, a, b),
+            max(self.threshold_, MIN_LINK_THRESHOLD) if policy.link_floor else self.threshold_,
+            self.config.max_group_size_exact,
+            grouping,
+            units=grouping_units(batch.inputs.fields, edges, self.config.copy_probability)
+            if policy.copy_units
+            else None,
+        )
+        if policy.employer_guard:
+            labels, grouping.employer_splits = split_mixed_employers(
+                labels, batch.inputs.fields["company"], edges, employer_links(edges, features[accepted])
+            )
+        return labels, grouping
 
     def dedup(self, ads: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Find duplicates among `ads`: returns (pairs, groups) as in the data contract."""
@@ -328,10 +338,16 @@ class Deduplicator:
 
     def with_config(self, **changes: Any) -> Deduplicator:
         """Same fitted model with run-time settings changed (e.g. `jobs`, `show_progress`)."""
-        model = Deduplicator(self.config.replace(**changes))
+        model = Deduplicator(self.config.replace(**changes), self.policy)
         model.classifier_ = self.classifier_
         model.boilerplate_ = self.boilerplate_
         model.training_ = getattr(self, "training_", {})
+        return model
+
+    def with_policy(self, policy: DecisionPolicy) -> Deduplicator:
+        """Same fitted model deciding under another `DecisionPolicy` (the ablation's switches)."""
+        model = self.with_config()
+        model.policy = policy
         return model
 
 
@@ -383,65 +399,6 @@ def _group_ids(ad_ids: np.ndarray, labels: np.ndarray) -> np.ndarray:
     frame = pd.DataFrame({"ad_id": ad_ids, "label": labels})
     first = frame.groupby("label")["ad_id"].min()
     return first.reindex(labels).to_numpy()
-
-
-def _vacancy_of(ads: pd.DataFrame, labels: Labels) -> pd.Series:
-    """A vacancy key per ad: its label group, or its connected component of labelled duplicates."""
-    ids = ads["ad_id"].astype(str)
-    if labels.groups is not None:
-        groups = labels.groups.set_index("ad_id")["group_id"].astype(str)
-        return ids.map(groups).fillna("\x00" + ids)
-    positives = labels.pairs[labels.pairs["label"] == 1]
-    position = pd.Series(np.arange(len(ids)), index=ids.to_numpy())
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    a = position.reindex(positives["ad_id_a"]).to_numpy()
-    b = position.reindex(positives["ad_id_b"]).to_numpy()
-    ok = ~(np.isnan(a) | np.isnan(b))
-    graph = coo_matrix(
-        (np.ones(ok.sum()), (a[ok].astype(int), b[ok].astype(int))), shape=(len(ids), len(ids))
-    )
-    return pd.Series(connected_components(graph, directed=False)[1].astype(str), index=ads.index)
-
-
-def _training_pairs(
-    ads: pd.DataFrame, candidates: pd.DataFrame, labels: Labels
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Training pairs = labelled pairs ∪ candidates whose label is known; with their vacancy groups."""
-    n = len(ads)
-    position = pd.Series(np.arange(n), index=ads["ad_id"].astype(str).to_numpy())
-    vacancy = _vacancy_of(ads, labels).to_numpy()
-    a = position.reindex(labels.pairs["ad_id_a"].astype(str)).to_numpy()
-    b = position.reindex(labels.pairs["ad_id_b"].astype(str)).to_numpy()
-    known = ~(np.isnan(a) | np.isnan(b))
-    lab_left = np.minimum(a[known], b[known]).astype(np.int64)
-    lab_right = np.maximum(a[known], b[known]).astype(np.int64)
-    lab_target = labels.pairs["label"].to_numpy()[known].astype(int)
-    cand_left = candidates["i"].to_numpy()
-    cand_right = candidates["j"].to_numpy()
-    if labels.all_pairs_known:
-        labelled_ads = np.zeros(n, dtype=bool)
-        labelled_ads[position.reindex(labels.groups["ad_id"].astype(str)).dropna().astype(int).to_numpy()] = (
-            True
-        )
-        usable = labelled_ads[cand_left] & labelled_ads[cand_right]
-        cand_left, cand_right = cand_left[usable], cand_right[usable]
-        cand_target = (vacancy[cand_left] == vacancy[cand_right]).astype(int)
-    else:
-        codes = pd.Series(lab_target, index=lab_left * n + lab_right)
-        cand_codes = cand_left * n + cand_right
-        in_labels = np.isin(cand_codes, codes.index.to_numpy())
-        cand_left, cand_right = cand_left[in_labels], cand_right[in_labels]
-        cand_target = codes.reindex(cand_codes[in_labels]).to_numpy().astype(int)
-    # Explicitly labelled pairs first, so that they win over labels implied by groups.
-    left = np.concatenate([lab_left, cand_left])
-    right = np.concatenate([lab_right, cand_right])
-    target = np.concatenate([lab_target, cand_target])
-    _, first = np.unique(left * n + right, return_index=True)
-    first = np.sort(first)
-    left, right, target = left[first], right[first], target[first]
-    return left, right, target, pd.factorize(vacancy[left])[0]
 
 
 def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> dict[str, Any]:

@@ -35,11 +35,13 @@ def test_no_bundled_training_file_holds_a_sealed_ad() -> None:
 
 def test_train_refuses_ads_of_a_sealed_corpus(tmp_path, capsys) -> None:
     ads = pd.read_parquet(DATA / "test_ads.parquet")
-    corpus = sorted(sealed_corpora())[0]
+    corpus = min(sealed_corpora())
     ads.loc[0, "ad_id"] = f"{corpus}:file.csv:0"
     ads = ads.drop(columns=["corpus"], errors="ignore")
     labels = pd.read_parquet(DATA / "test_labels.parquet")
-    labels.loc[labels["ad_id"] == pd.read_parquet(DATA / "test_ads.parquet")["ad_id"][0], "ad_id"] = ads["ad_id"][0]
+    labels.loc[labels["ad_id"] == pd.read_parquet(DATA / "test_ads.parquet")["ad_id"][0], "ad_id"] = ads[
+        "ad_id"
+    ][0]
     ads.to_parquet(tmp_path / "ads.parquet")
     labels.to_parquet(tmp_path / "labels.parquet")
     model = tmp_path / "model.json"

@@ -33,9 +33,19 @@ def _features(rows: list[dict], padded: bool) -> pd.DataFrame:
 @pytest.mark.parametrize("padded", [False, True])
 def test_two_employers_on_one_job_board_share_no_contact(padded: bool) -> None:
     # justjoin.it cards of workit_poland_jjit_nfj: fields only, one title, one city, one day.
-    common = {"title": "Python Developer", "location": "Warszawa", "posted_at": "2019-10-17", "source": "justjoin.it"}
+    common = {
+        "title": "Python Developer",
+        "location": "Warszawa",
+        "posted_at": "2019-10-17",
+        "source": "justjoin.it",
+    }
     rows = [
-        {**common, "ad_id": "a", "company": "ITLT", "url": "https://justjoin.it/offers/itlt-python-developer"},
+        {
+            **common,
+            "ad_id": "a",
+            "company": "ITLT",
+            "url": "https://justjoin.it/offers/itlt-python-developer",
+        },
         {**common, "ad_id": "b", "company": "7N", "url": "https://justjoin.it/offers/7n-python-developer"},
     ]
     features = _features(rows, padded)
@@ -56,12 +66,16 @@ def test_an_employers_own_domain_named_in_both_texts_still_links_two_names() -> 
 
 
 TEAM_TEXTS = [
-    "Our payments team builds the card authorisation engine in Java 17 and Spring Boot. You will own "
-    "low-latency services that approve millions of transactions a day, tune the JVM, and work with fraud "
-    "analysts on rules. Kafka and PostgreSQL experience is welcome; on-call one week in six.",
-    "The logistics squad maintains a warehouse routing platform. You will write Java microservices that plan "
-    "pick paths for robots, integrate with SAP EWM through IDocs, and improve simulation tooling used by "
-    "operations engineers. Experience with Quarkus, Gradle and Kubernetes operators helps.",
+    (
+        "Our payments team builds the card authorisation engine in Java 17 and Spring Boot. You will own "
+        "low-latency services that approve millions of transactions a day, tune the JVM, and work with fraud "
+        "analysts on rules. Kafka and PostgreSQL experience is welcome; on-call one week in six."
+    ),
+    (
+        "The logistics squad maintains a warehouse routing platform. You will write Java microservices that plan "
+        "pick paths for robots, integrate with SAP EWM through IDocs, and improve simulation tooling used by "
+        "operations engineers. Experience with Quarkus, Gradle and Kubernetes operators helps."
+    ),
 ]
 
 
