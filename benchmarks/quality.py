@@ -37,6 +37,7 @@ The natural pairs span the 19 corpora of `real_ads.parquet` and the development 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -377,6 +378,7 @@ def _ablation(seeds: list[int], path: Path | None) -> None:
     print(table)
     if path:
         path.write_text(table)
+        path.with_suffix(".json").write_text(json.dumps(results, indent=1, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,6 @@ from jobdedup.features.titles import (
     specific_words_only_one_side,
     title_level_differs,
     title_words,
-    titles_name_other_places,
 )
 
 FEATURES: list[str] = [
@@ -65,7 +64,6 @@ FEATURES: list[str] = [
     "title_level_differs",
     "title_specific_only_min",
     "title_specific_only_max",
-    "titles_name_other_places",
     "title_words_unnamed",
     "company_token_set",
     "company_equal",
@@ -93,11 +91,10 @@ FEATURES: list[str] = [
 # reposts always change the site; in the natural labels most same-site pairs are templates):
 # karriere.at re-scrapes with 80 % of their text shared scored 0.44-0.68. Left out, pooled leave-one-corpus-out
 # F1 rose from 0.862 to 0.881 (fast harness: classifier per fold on cached features).
-# `titles_name_other_places`, `title_words_unnamed` and `salary_bands_disjoint` decide through
+# `title_words_unnamed` and `salary_bands_disjoint` decide through
 # rules (`models.rules`), not the trees.
 NOT_LEARNT_FEATURES = {
     "place_equal",
-    "titles_name_other_places",
     "title_words_unnamed",
     "salary_bands_disjoint",
     "same_source",
@@ -427,7 +424,6 @@ def _field_features(
     titles = title_words(title, fields["location"])
     only_min, only_max = specific_words_only_one_side(titles, left, right)
     out["title_specific_only_min"], out["title_specific_only_max"] = only_min, only_max
-    out["titles_name_other_places"] = titles_name_other_places(titles, left, right)
     out["company_token_set"] = _string_similarity(company, left, right, fuzz.token_set_ratio, threads)
     out["company_equal"] = _equal(company, left, right)
     out["occupation_token_set"] = _string_similarity(

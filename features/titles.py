@@ -209,26 +209,6 @@ def _split_both(
     )
 
 
-def titles_name_other_places(words: TitleWords, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Per pair: 1 where each title names its own ad's place and neither title has a word of the
-    other's ("Support Worker Jobs Amersham" / "Support Worker Jobs High Wycombe": one template
-    posted per town), 0 where both name their place and a word is shared, NaN otherwise.
-
-    Example:
-        >>> titles = pd.Series(["carer amersham", "carer high wycombe", "carer"])
-        >>> places = pd.Series(["amersham bucks", "high wycombe bucks", "amersham"])
-        >>> words = title_words(titles, places)
-        >>> titles_name_other_places(words, np.array([0, 0]), np.array([1, 2])).tolist()
-        [1.0, nan]
-    """
-    own = words.own_place
-    left_in_right = intersection_sizes(own, left, right, other=words.words)
-    right_in_left = intersection_sizes(own, right, left, other=words.words)
-    both = (own.sizes[left] > 0) & (own.sizes[right] > 0)
-    other = (left_in_right == 0) & (right_in_left == 0)
-    return np.where(both, other.astype(float), np.nan)
-
-
 def specific_words_only_one_side(
     words: TitleWords, left: np.ndarray, right: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -21,8 +21,6 @@ class DecisionPolicy:
 
     Attributes:
         rules: the pair rules of `models.rules` that apply (all by default).
-        link_floor: groups are cut at the decision threshold or `MIN_LINK_THRESHOLD`, whichever is
-            higher (off: at the decision threshold).
         copy_units: ads that are copies of one posting are clustered as one unit
             (`pipeline.group.grouping_units`).
         employer_guard: a final group that joins different employers is split
@@ -30,7 +28,6 @@ class DecisionPolicy:
     """
 
     rules: tuple[str, ...] = RULES
-    link_floor: bool = True
     copy_units: bool = True
     employer_guard: bool = True
 
@@ -38,11 +35,11 @@ class DecisionPolicy:
         """This policy with one rule or one switch (a field name) turned off."""
         if step in self.rules:
             return dataclasses.replace(self, rules=tuple(rule for rule in self.rules if rule != step))
-        if step in ("link_floor", "copy_units", "employer_guard"):
+        if step in ("copy_units", "employer_guard"):
             return dataclasses.replace(self, **{step: False})
         raise ValueError(f"unknown decision step {step!r}")
 
     @staticmethod
     def steps() -> tuple[str, ...]:
         """Every rule and switch, in the order the ablation reports them."""
-        return (*RULES, "link_floor", "copy_units", "employer_guard")
+        return (*RULES, "copy_units", "employer_guard")

@@ -1,26 +1,16 @@
 """Decision rules over pair features that the classifier's score cannot overrule.
 
 The duplicate definition (`DUPLICATE_DEFINITION.md`) states some things outright; learnt from a
-few thousand labels, a classifier can still score such pairs wrongly (a generic title in one city
-at two employers looks like a repost when only fields are known; one requisition filed under two
-cities looks like a per-town template). Each rule names itself; the first that holds decides.
+few thousand labels, a classifier can still score such pairs wrongly (one requisition filed under
+two cities looks like a per-town template). Each rule names itself; the first that holds decides.
+Every rule here earns its place in leave-one-corpus-out over all labelled corpora, three seeds
+(`benchmarks/ablation.py`, `docs/ablation.md`): five rules that did not (different employers,
+different requisitions, fields-only mismatch, titles naming other places, posted far apart) were
+removed in issue 50; the classifier's features already decide those pairs.
 
 A pair scraped from one listing is accepted before anything else; then the rules that refuse a
 pair cap its probability at `RULE_CAP`, below any decision threshold:
 
-- **different_employers** — two known, clearly different employers with nothing linking them
-  (`employer_conflict == 1`; see `features.employers` for spelling variants and agency links).
-- **different_requisitions** — both ads name requisition / reference numbers and none is shared
-  (`requisition_match == 0`): two openings, whatever the text.
-- **fields_only_mismatch** — one side has no description, and employer, title, place and date do
-  not all agree: the employers are not both known and the same (`employer_conflict != 0`), the
-  titles differ (`title_token_set < 0.7`), the places conflict (`location_conflict == 1`), or the
-  ads were posted more than `FIELDS_ONLY_MAX_GAP_DAYS` apart. Title and place alone never decide.
-- **titles_name_other_places** — each title names its own ad's town and neither names the other's
-  (`titles_name_other_places == 1`: "Support Worker Jobs Amersham" / "Support Worker Jobs High
-  Wycombe"): one template posted per town. Every one of the 31 such natural pairs read was two
-  vacancies. Checked after the accepting rules (one requisition number filed under two towns is
-  one vacancy).
 - **title_word_unnamed** — one title has a specific word the other lacks (a team, product,
   specialism or seniority: `title_specific_only_max >= 1`) and a word of one title is named
   nowhere in the other ad, neither its title nor its text (`title_words_unnamed >= 1`): "Data
@@ -40,9 +30,6 @@ pair cap its probability at `RULE_CAP`, below any decision threshold:
   in common: beyond boilerplate the texts share nothing, so they describe two jobs (a recruiter's
   28 same-title ads of one day, each a different team's text; a company's "who is hiring" posts
   listing other roles). Checked after the accepting rules (a listing or requisition says so).
-- **posted_far_apart** — the ads were posted more than `FAR_APART_DAYS` apart: the definition
-  allows about two months. Of the 29 natural pairs over 90 days apart none was one vacancy (6 of 18
-  at 60-75 days were). Checked after the accepting rules (a listing or requisition still open).
 
 The rules that accept a pair raise its probability to at least `RULE_FLOOR`:
 
@@ -53,18 +40,15 @@ The rules that accept a pair raise its probability to at least `RULE_FLOOR`:
   filed under several cities.
 
 Example:
-    >>> features = pd.DataFrame({"same_listing": [0.0, np.nan, np.nan],
-    ...     "employer_conflict": [1.0, 0.0, 0.0], "requisition_match": [np.nan, 0.0, 1.0],
-    ...     "sides_without_text": [0.0, 0.0, 0.0], "title_token_set": [1.0, 1.0, 1.0],
-    ...     "title_level_differs": [0.0, 0.0, 0.0], "location_conflict": [0.0, 0.0, 1.0],
-    ...     "date_gap_days": [1.0, 1.0, 1.0], "titles_name_other_places": [np.nan, np.nan, 1.0],
-    ...     "title_specific_only_max": [0.0, 0.0, 0.0], "title_words_unnamed": [0.0, 0.0, 0.0],
-    ...     "salary_bands_disjoint": [np.nan, np.nan, 1.0], "containment_core_max": [0.0, 0.0, 0.0],
-    ...     "log_words_min": [5.0, 5.0, 5.0], "email_match": [np.nan] * 3, "phone_match": [np.nan] * 3})
+    >>> features = pd.DataFrame({"same_listing": [1.0, np.nan, np.nan, np.nan],
+    ...     "employer_conflict": [0.0] * 4, "requisition_match": [np.nan] * 4, "title_level_differs": [0.0] * 4,
+    ...     "title_specific_only_max": [0.0] * 4, "title_words_unnamed": [0.0] * 4,
+    ...     "salary_bands_disjoint": [1.0, 1.0, np.nan, np.nan], "containment_core_max": [0.0, 0.9, 0.0, 0.9],
+    ...     "log_words_min": [5.0] * 4, "email_match": [np.nan] * 4, "phone_match": [np.nan] * 4})
     >>> rule_names(features).tolist()
-    ['different_employers', 'different_requisitions', 'same_requisition']
-    >>> apply_rules(np.array([0.9, 0.9, 0.2]), features).tolist()
-    [0.01, 0.01, 0.99]
+    ['same_listing', 'different_salary_bands', 'no_shared_text', None]
+    >>> apply_rules(np.array([0.5, 0.9, 0.9, 0.7]), features).tolist()
+    [0.99, 0.01, 0.01, 0.7]
 """
 
 from __future__ import annotations
@@ -80,23 +64,11 @@ RULE_CAP = 0.01
 """Probability given to pairs a refusing rule holds for (at most their score)."""
 RULE_FLOOR = 0.99
 """Probability given to pairs an accepting rule holds for (at least their score)."""
-FIELDS_ONLY_MAX_GAP_DAYS = 62.0
-FIELDS_ONLY_MIN_TITLE_SIMILARITY = 0.7
-FAR_APART_DAYS = 90.0
 SUBSTANTIVE_WORDS = 40.0
 """Words from which a text is substantive: a 500-character snippet has ~70."""
 NOTHING_SHARED = 0.05
 """Core-text containment below which two substantive texts share nothing."""
-REFUSING_RULES = (
-    "different_employers",
-    "different_requisitions",
-    "fields_only_mismatch",
-    "titles_name_other_places",
-    "title_word_unnamed",
-    "different_salary_bands",
-    "no_shared_text",
-    "posted_far_apart",
-)
+REFUSING_RULES = ("title_word_unnamed", "different_salary_bands", "no_shared_text")
 ACCEPTING_RULES = ("same_listing", "same_requisition")
 RULES = REFUSING_RULES + ACCEPTING_RULES
 
@@ -104,13 +76,8 @@ RULES = REFUSING_RULES + ACCEPTING_RULES
 _RULE_FEATURES = (
     "employer_conflict",
     "requisition_match",
-    "sides_without_text",
-    "title_token_set",
-    "location_conflict",
-    "date_gap_days",
     "same_listing",
     "title_level_differs",
-    "titles_name_other_places",
     "title_specific_only_max",
     "title_words_unnamed",
     "salary_bands_disjoint",
@@ -128,39 +95,24 @@ def rule_names(features: pd.DataFrame, enabled: Collection[str] = RULES) -> np.n
     if not len(features):
         return np.zeros(0, dtype=object)
     value = dict(zip(_RULE_FEATURES, float_columns(features, _RULE_FEATURES)))
-    conflict = value["employer_conflict"]
-    requisition = value["requisition_match"]
-    fields_only = value["sides_without_text"] > 0
-    mismatch = fields_only & (
-        (conflict != 0)  # NaN (an employer unknown) is no agreement either
-        | (value["title_token_set"] < FIELDS_ONLY_MIN_TITLE_SIMILARITY)
-        | (value["location_conflict"] == 1)
-        | (value["date_gap_days"] > FIELDS_ONLY_MAX_GAP_DAYS)
-    )
     listing = value["same_listing"] == 1
-    same = (requisition == 1) & (conflict != 1) & (value["title_level_differs"] != 1)
-    other_places = value["titles_name_other_places"] == 1
+    same = (
+        (value["requisition_match"] == 1)
+        & (value["employer_conflict"] != 1)
+        & (value["title_level_differs"] != 1)
+    )
     unnamed_word = (value["title_specific_only_max"] >= 1) & (value["title_words_unnamed"] >= 1)
     salaries_apart = value["salary_bands_disjoint"] == 1
-    far_apart = value["date_gap_days"] > FAR_APART_DAYS
     substantive = value["log_words_min"] >= np.log1p(SUBSTANTIVE_WORDS)
     contact_link = (value["email_match"] == 1) | (value["phone_match"] == 1)
     nothing_shared = substantive & (value["containment_core_max"] < NOTHING_SHARED) & ~contact_link
-    held = [
-        listing, conflict == 1, requisition == 0, mismatch, same, other_places, unnamed_word, salaries_apart,
-        nothing_shared, far_apart,
-    ]  # fmt: skip
+    held = [listing, same, unnamed_word, salaries_apart, nothing_shared]
     names = (
         "same_listing",
-        "different_employers",
-        "different_requisitions",
-        "fields_only_mismatch",
         "same_requisition",
-        "titles_name_other_places",
         "title_word_unnamed",
         "different_salary_bands",
         "no_shared_text",
-        "posted_far_apart",
     )
     if len(enabled) < len(RULES):
         held = [

@@ -41,7 +41,6 @@ from jobdedup.pipeline.progress import Progress
 from jobdedup.pipeline.training import TrainingTable, training_table
 
 MODEL_KIND = "jobdedup.Deduplicator"
-MIN_LINK_THRESHOLD = 0.5
 _VERSIONED_PACKAGES = ("jobdedup", "lightgbm", "numpy", "pandas", "datasketch", "xxhash", "rapidfuzz")
 
 
@@ -261,7 +260,7 @@ class Deduplicator:
             len(batch),
             edges,
             lambda a, b: self.score(batch, a, b),
-            max(self.threshold_, MIN_LINK_THRESHOLD) if policy.link_floor else self.threshold_,
+            self.threshold_,
             self.config.max_group_size_exact,
             grouping,
             units=grouping_units(batch.inputs.fields, edges, self.config.copy_probability)

@@ -3,7 +3,7 @@
 Plain union-find lets A≈B and B≈C put A and C together even when they share nothing. Here every
 connected component of three or more ads is completed: the pairs inside it that were never
 scored are scored too (`score_pairs`), and the component is re-clustered with average linkage,
-cut at `link_threshold` (≥ 0.5). A member joins a group only if its mean probability with the
+cut at `link_threshold` (the decision threshold). A member joins a group only if its mean probability with the
 group's members reaches that level, so a chain A–B–C with p(A, C) ≈ 0 splits. Components larger
 than `max_exact_size` are first cut by raising the pair threshold until their parts fit (the
 same guard as dedupe's clustering), and are reported. The cut takes one pass over the component's

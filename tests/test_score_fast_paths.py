@@ -210,36 +210,29 @@ def test_float_columns_are_those_of_the_selection(natural):
         float_columns(tables[0], ["title_ratio", "no_such_feature"])
 
 
-def _reference_rule_names(features: pd.DataFrame) -> np.ndarray:
+def _reference_rule_names(features: pd.DataFrame, enabled=rules_module.RULES) -> np.ndarray:
     """`rules.rule_names` reading each feature as a column of the table."""
     if not len(features):
         return np.zeros(0, dtype=object)
     value = lambda name: features[name].to_numpy(dtype=float)
     conflict, requisition = value("employer_conflict"), value("requisition_match")
-    mismatch = (value("sides_without_text") > 0) & (
-        (conflict != 0)
-        | (value("title_token_set") < rules_module.FIELDS_ONLY_MIN_TITLE_SIMILARITY)
-        | (value("location_conflict") == 1)
-        | (value("date_gap_days") > rules_module.FIELDS_ONLY_MAX_GAP_DAYS)
-    )
     held = [
         value("same_listing") == 1,
-        conflict == 1,
-        requisition == 0,
-        mismatch,
         (requisition == 1) & (conflict != 1) & (value("title_level_differs") != 1),
-        value("titles_name_other_places") == 1,
         (value("title_specific_only_max") >= 1) & (value("title_words_unnamed") >= 1),
         value("salary_bands_disjoint") == 1,
         (value("log_words_min") >= np.log1p(rules_module.SUBSTANTIVE_WORDS))
         & (value("containment_core_max") < rules_module.NOTHING_SHARED)
         & (value("email_match") != 1)
         & (value("phone_match") != 1),
-        value("date_gap_days") > rules_module.FAR_APART_DAYS,
     ]
-    names = ("same_listing", "different_employers", "different_requisitions", "fields_only_mismatch",
-             "same_requisition", "titles_name_other_places", "title_word_unnamed", "different_salary_bands",
-             "no_shared_text", "posted_far_apart")  # fmt: skip
+    names = (
+        "same_listing",
+        "same_requisition",
+        "title_word_unnamed",
+        "different_salary_bands",
+        "no_shared_text",
+    )
     return np.select(held, names, default=None).astype(object)
 
 

@@ -6,6 +6,7 @@ import re
 
 import pandas as pd
 
+from jobdedup.features.normalize.city_names import own_city_name
 from jobdedup.features.normalize.text import (
     _key,
     _preclean,
@@ -185,6 +186,7 @@ def _canonical_part(part: str) -> str:
     key = _key(part)
     if key in _CITY_ALIASES:
         return _CITY_ALIASES[key]
+    key = own_city_name(key)
     for city in _MAJOR_CITIES if key.startswith(_MAJOR_CITIES) else ():
         if key.startswith(city) and not all(w in _REGION_CODES for w in key[len(city) :].split()):
             return city.strip()

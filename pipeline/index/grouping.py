@@ -37,7 +37,7 @@ def group_batch(
     to join; the employer guard then sees what it sees in `dedup`: the accepted pairs (an old
     group's inner pairs only where accepted) and the evidence links among them.
     """
-    from jobdedup.pipeline.engine import MIN_LINK_THRESHOLD, employer_links
+    from jobdedup.pipeline.engine import employer_links
 
     left, right, probability, features = scored
     n = len(inputs.words) - len(old_gid)
@@ -65,7 +65,7 @@ def group_batch(
         len(inputs.words),
         edges,
         score,
-        max(model.threshold_, MIN_LINK_THRESHOLD),
+        model.threshold_,
         cfg.max_group_size_exact,
         report,
         units=grouping_units(inputs.fields, edges, cfg.copy_probability),

@@ -63,8 +63,6 @@ def group_components(
     with the frames kept by `keep`; `spec` is the broadcast `SparkDeduplicator._spec`."""
     from pyspark.sql import functions as F
 
-    from jobdedup.pipeline.engine import MIN_LINK_THRESHOLD
-
     spark = scored.sparkSession
     edges = keep(
         scored.where(F.col("probability") >= threshold).select("i", "j", "probability", "employer_link")
@@ -89,7 +87,7 @@ def group_components(
     checked_edges = edges.join(checked.select(F.col("v").alias("i"), F.col("comp").alias("edge_comp")), "i")
     settings = {
         "num_perm": config.num_perm,
-        "link_threshold": max(threshold, MIN_LINK_THRESHOLD),
+        "link_threshold": threshold,
         "max_exact_size": config.max_group_size_exact,
         "copy_probability": config.copy_probability,
     }
