@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-spark wheel-check model lint bench labels clean docs
+.PHONY: demo test test-fast test-spark wheel-check model lint bench labels clean docs
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,9 +20,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+## test-fast: the inner loop: every test but the slow, Spark and service tiers (under 2 minutes)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow and not spark and not service"
+
 ## test-spark: only the Spark engine's tests (local[2]; also part of `make test`)
 test-spark: $(STAMP)
-	$(BIN)/python -m pytest tests/test_spark_engine.py
+	$(BIN)/python -m pytest -m spark
 
 ## wheel-check: build the wheel, check its contents, install it into a fresh venv (in a temporary
 ## folder) and run `jobdedup demo` and one `dedup` from it outside the repository (.ci/run runs it)

@@ -72,7 +72,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--ads", type=Path, action="append", required=True, help="real_ads.parquet, more_ads.parquet (repeatable)"
+        "--ads",
+        type=Path,
+        action="append",
+        required=True,
+        help="real_ads.parquet, more_ads.parquet (repeatable)",
     )
     parser.add_argument("--pairs", type=Path, default=PAIRS_FILE, help="hand-checked pairs CSV")
     parser.add_argument("--late-pairs", type=Path, default=LATE_PAIRS_FILE, help="later rounds' pairs CSV")

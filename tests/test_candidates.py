@@ -29,6 +29,7 @@ def test_s_curve_proposes_low_overlap_pairs_often():
     assert lsh_probability(0.1, 42, 3) < 0.05
 
 
+@pytest.mark.slow
 def test_lsh_finds_similar_texts_and_skips_empty_ones():
     words = [f"w{i}" for i in range(200)]
     texts = [" ".join(words), " ".join(words[:180] + ["x"] * 20), " ".join(f"z{i}" for i in range(200)), ""]

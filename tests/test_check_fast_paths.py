@@ -109,6 +109,7 @@ def _column_path_fields(chunk: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) ->
 _CONFIG = Config(jobs=1, show_progress=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("read_back", [False, True])
 def test_prepared_fields_of_1_to_16_ads_are_those_of_the_column_path(
     bundled_ads: pd.DataFrame, monkeypatch: pytest.MonkeyPatch, read_back: bool

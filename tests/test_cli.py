@@ -25,6 +25,7 @@ def _subset(tmp_path, n_groups: int = 60):
     return ads, labels
 
 
+@pytest.mark.slow
 def test_train_dedup_evaluate_round_trip(tmp_path, capsys):
     ads, _ = _subset(tmp_path)
     train_ads = pd.read_parquet(DATA / "train_ads.parquet").iloc[:500]
@@ -121,6 +122,7 @@ def test_dedup_of_parquet_streams_texts_and_matches_csv(tmp_path):
     assert len(pd.read_parquet(tmp_path / "ads_parquet" / "groups.parquet")) == len(ads)
 
 
+@pytest.mark.slow
 def test_console_script_runs_in_a_subprocess(tmp_path):
     _subset(tmp_path, n_groups=15)
     done = run_cli(
@@ -144,6 +146,7 @@ def test_every_command_has_help(command, capsys):
     assert "--seed" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_errors_are_one_line_without_traceback(tmp_path):
     (tmp_path / "ads.csv").write_text("ad_id,title\n1,Chef\n")
     done = run_cli("dedup", "--ads", tmp_path / "ads.csv", "--out", tmp_path)
@@ -197,6 +200,7 @@ def test_train_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert code == 2 and "--force" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_demo_trains_dedups_and_evaluates_bundled_data(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--quiet"]) == 0
     out = capsys.readouterr().out

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -194,6 +195,7 @@ def _check_stderr(err: str, command: str, code: int) -> None:
     quote_all=st.booleans(),
     cap=st.sampled_from([None, 2_000]),
 )
+@pytest.mark.slow
 def test_every_command_survives_odd_ad_tables(table, fmt, sep, quote_all, cap):
     columns, rows, valid = table
     expected = 0 if valid else 2

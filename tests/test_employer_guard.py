@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -62,6 +63,7 @@ def _scipy_components(n: int, pairs: list[tuple[int, int]]) -> np.ndarray:
     return connected_components(graph, directed=False)[1]
 
 
+@pytest.mark.slow
 def test_same_splits_as_looking_up_every_group_over_all_pairs(monkeypatch):
     rng = np.random.default_rng(14)
     split = 0

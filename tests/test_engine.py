@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from jobdedup.pipeline.clean import clean_descriptions
 from jobdedup.pipeline.engine import Deduplicator
@@ -25,6 +26,7 @@ def test_groups_list_every_input_ad_once_and_pairs_follow_the_contract(test_ads,
     ).all()
 
 
+@pytest.mark.slow
 def test_held_out_quality_beats_the_plain_way(held_out_model, test_ads, test_labels, held_out_result):
     from jobdedup.pipeline.baseline import minhash_threshold_baseline
 
@@ -43,6 +45,7 @@ def _shingle_jaccard(texts: list[str]) -> float:
     return len(a & b) / len(a | b) if a | b else float("nan")
 
 
+@pytest.mark.slow
 def test_low_overlap_reposts_are_found(test_ads, test_labels, held_out_result):
     """Labelled reposts whose texts share only 30-45 % of their shingles still end up grouped."""
     positives = test_labels.pairs[test_labels.pairs["label"] == 1]
@@ -59,6 +62,7 @@ def test_low_overlap_reposts_are_found(test_ads, test_labels, held_out_result):
     assert found >= 0.85
 
 
+@pytest.mark.slow
 def test_template_sharing_different_vacancies_are_not_grouped(test_ads, held_out_result):
     """Hard negatives built from one template (other town, other level) stay apart from their base ad."""
     origin = test_ads.set_index("ad_id")["origin"]
@@ -97,6 +101,7 @@ def test_fit_save_load_round_trip(tmp_path, test_ads, test_labels):
     assert np.array_equal(loaded.boilerplate_, model.boilerplate_)
 
 
+@pytest.mark.slow
 def test_hand_checked_natural_pairs_held_out(held_out_model):
     """Hand-judged natural pairs from corpora the model never trained on (measured 2026-11-24:
     precision 0.967, recall 0.674 over 476 duplicates; the bounds sit a few pairs below)."""

@@ -91,6 +91,7 @@ def _random_case(rng: np.random.Generator) -> tuple[int, pd.DataFrame, float, in
     return n, edges, threshold, max_size
 
 
+@pytest.mark.slow
 def test_same_parts_as_raising_the_threshold_level_by_level():
     rng = np.random.default_rng(14)
     cut = 0

@@ -117,6 +117,7 @@ def test_a_pair_read_twice_by_one_reader_stops(tmp_path):
         import_round(13, source, judgements=tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_command_line_prints_the_round_and_a_bad_row_as_one_line(tmp_path):
     source = _round_as_drawn(13, tmp_path / "judging13")
     command = [sys.executable, "-m", "jobdedup.data.import_round", "13", str(source)]

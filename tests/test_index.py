@@ -47,6 +47,7 @@ def five_batch_index(tmp_path_factory, default_model, test_ads):
     return path, history, results
 
 
+@pytest.mark.slow
 def test_five_batches_agree_with_whole_corpus(five_batch_index, test_result, test_labels):
     path, _, _ = five_batch_index
     whole = _duplicate_pairs(test_result.groups)
@@ -69,6 +70,7 @@ def test_five_batches_agree_with_whole_corpus(five_batch_index, test_result, tes
     assert precision >= 0.95, precision
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("k", "seed"), [(4, 2), (8, 1)])
 def test_shuffled_splits_agree_with_dedup(tmp_path, default_model, test_ads, test_result, k, seed):
     """Incremental equals batch on other shuffled splits too (real ads: `benchmarks.index_agreement`)."""
@@ -157,6 +159,7 @@ def test_group_ids_stable_across_batches(five_batch_index):
         assert (old == expected).all(), old[old != expected].head()
 
 
+@pytest.mark.slow
 def test_with_corpus_boilerplate_known_batches_match_dedup(tmp_path, default_model, test_ads):
     from jobdedup.pipeline.boilerplate import merge_block_sets
 
@@ -303,6 +306,7 @@ def _start_add(index: Path, ads_file: Path, env_extra: dict[str, str]) -> subpro
     )
 
 
+@pytest.mark.slow
 def test_killed_add_leaves_before_or_after_state(tmp_path, default_model, test_ads):
     index = tmp_path / "ads.jdx"
     first, second, third = _batches(test_ads)[:3]
@@ -338,6 +342,7 @@ def test_killed_add_leaves_before_or_after_state(tmp_path, default_model, test_a
     assert kept.notna().all()
 
 
+@pytest.mark.slow
 def test_single_ad_checks_are_single_ad_adds(tmp_path, default_model, test_ads):
     """One ad at a time, as the service checks them: with no candidate, with candidates none of
     them accepted, and with an accepted pair, `check` gives the pairs (probabilities included),
@@ -364,6 +369,7 @@ def test_single_ad_checks_are_single_ad_adds(tmp_path, default_model, test_ads):
     assert kinds == {"no pair", "none accepted", "accepted"}
 
 
+@pytest.mark.slow
 def test_a_process_holding_two_readers_reads_right_after_another_process_adds(
     tmp_path, default_model, test_ads
 ):

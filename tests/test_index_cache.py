@@ -65,6 +65,7 @@ def test_kept_boilerplate_and_names_follow_adds_of_another_process(tmp_path, def
     assert len(views) == 2 and not views[0].derived and "name_words" in views[1].derived
 
 
+@pytest.mark.slow
 def test_key_parts_mapped_from_files_answer_as_decoded_ones(tmp_path, default_model, test_ads):
     """Two caches over one folder of decoded parts (two service processes) look up what a cache
     holding its parts in memory does, after adds and a merge of runs too; a broken file is written

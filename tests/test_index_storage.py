@@ -70,6 +70,7 @@ def test_key_runs_merge_and_lookup_match_a_plain_scan(tmp_path, monkeypatch):
     store.close()
 
 
+@pytest.mark.slow
 def test_rows_round_trip_with_dictionary_drift_and_references(test_ads):
     ads = test_ads.reset_index(drop=True)
     swapped = ads.copy()  # a "new language": the same ads with letters swapped

@@ -415,6 +415,7 @@ def test_validate_ads_on_a_dataframe_does_not_modify_it() -> None:
     assert isinstance(ads.index, pd.RangeIndex)
 
 
+@pytest.mark.slow
 def test_read_ads_million_rows_parquet_is_fast(tmp_path: Path) -> None:
     import time
 

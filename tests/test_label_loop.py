@@ -61,6 +61,7 @@ def _rows(path) -> list[list[str]]:
         return list(csv.reader(handle))
 
 
+@pytest.mark.slow
 def test_answers_back_and_unsure_end_up_in_the_labels_file(tmp_path, ads_csv):
     labels = tmp_path / "labels.csv"
     # y, n, an invalid answer then unsure, back twice (over the unsure pair, then over the n), y, n, y, quit.
@@ -86,6 +87,7 @@ def test_answers_back_and_unsure_end_up_in_the_labels_file(tmp_path, ads_csv):
     assert _rows(labels)[-1] == [*first, "0"] and len(_rows(labels)) == 6
 
 
+@pytest.mark.slow
 def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
     labels = tmp_path / "labels.csv"
     process = subprocess.Popen(
@@ -139,6 +141,7 @@ def test_nothing_is_lost_on_ctrl_c(tmp_path, ads_csv):
     assert _rows(labels)[1][2] == "0"
 
 
+@pytest.mark.slow
 def test_retrain_at_the_end(tmp_path, ads_csv):
     labels = tmp_path / "labels.csv"
     model = tmp_path / "model.json"
@@ -197,6 +200,7 @@ def test_most_uncertain_first_and_known_pairs_skipped():
     assert order["ad_id_a"].tolist() == ["b", "a"]
 
 
+@pytest.mark.slow
 def test_sample_of_accepted_pairs_gives_an_estimated_precision(tmp_path, ads_csv):
     labels = tmp_path / "sample.csv"
     done = _label(
@@ -228,6 +232,7 @@ def test_sample_of_accepted_pairs_gives_an_estimated_precision(tmp_path, ads_csv
     assert first_again and first_again[0] not in {tuple(row[:2]) for row in rows[1:]}
 
 
+@pytest.mark.slow
 def test_sample_of_a_batch_without_accepted_pairs_says_so(tmp_path):
     ads = tmp_path / "two.csv"
     pd.DataFrame(

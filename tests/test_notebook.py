@@ -9,6 +9,7 @@ from tests.conftest import ROOT
 NOTEBOOK = ROOT / "notebooks" / "walkthrough.ipynb"
 
 
+@pytest.mark.slow
 def test_walkthrough_notebook_runs_clean(tmp_path, monkeypatch):
     """Every cell runs without an error, shows its plots, and writes the HTML report; the kernel's
     temporary folder is the test's (the report's folder is not left in /tmp after each run)."""

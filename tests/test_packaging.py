@@ -16,6 +16,8 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("pipeline", "features", "models", "data")
 OLD_NAMES = (*FOLDERS, "tests", "benchmarks")
@@ -83,6 +85,7 @@ def test_every_data_file_is_package_data() -> None:
     assert undeclared == []
 
 
+@pytest.mark.slow
 def test_one_top_level_package(tmp_path: Path) -> None:
     """From an unrelated folder: `jobdedup.*` imports (from the checkout, as installed in editable
     mode), the old top-level names do not, and the command's entry point is jobdedup's."""

@@ -32,6 +32,7 @@ def _assert_same_batch(alone, parallel) -> None:
     assert alone.status.tolist() == parallel.status.tolist()
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_batch_as_one_process(test_ads):
     ads = test_ads.iloc[:300]
     alone, slices_alone = _prepared(ads, jobs=1, chunk_size=100)
@@ -40,6 +41,7 @@ def test_worker_processes_give_the_same_batch_as_one_process(test_ads):
     _assert_same_batch(alone, parallel)
 
 
+@pytest.mark.slow
 def test_streamed_descriptions_give_the_same_batch(test_ads, tmp_path):
     ads = test_ads.iloc[:250].reset_index(drop=True)
     # Row groups of 70 do not line up with slices of 100: the reader must re-cut them.

@@ -107,6 +107,7 @@ def test_requisition_candidates_are_those_of_the_numpy_form(bundled_tokens: Toke
     assert np.array_equal(flagged, _reference_may_name_requisition(bundled_tokens))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kept", ["all", "some"])
 def test_mentions_are_those_of_the_numpy_form(bundled_ads: pd.DataFrame, bundled_tokens: Tokens, kept: str):
     names = name_vocabulary(bundled_ads)
@@ -286,6 +287,7 @@ def _assert_same_fields(fast: pd.DataFrame, columns: pd.DataFrame) -> None:
         assert pa.array(fast[name].array).type == pa.array(columns[name].array).type, name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("read_back", [False, True])
 def test_fields_of_1_to_16_ads_are_those_of_the_column_path(
     bundled_ads: pd.DataFrame, monkeypatch: pytest.MonkeyPatch, read_back: bool
@@ -304,6 +306,7 @@ def test_fields_of_1_to_16_ads_are_those_of_the_column_path(
     assert pd.concat(fast)["phones"].notna().sum() > 50 and pd.concat(fast)["town"].notna().sum() > 20
 
 
+@pytest.mark.slow
 def test_fields_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
     """The normalisers' few-value paths (Python's `re` for the contact pre-checks, ...) give each
     ad the fields the whole-column paths give it in a large batch."""
@@ -313,6 +316,7 @@ def test_fields_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFr
     assert whole["emails"].notna().sum() > 50 and whole["phones"].notna().sum() > 50
 
 
+@pytest.mark.slow
 def test_requisitions_and_salaries_of_a_few_ads_are_those_of_the_whole_batch(bundled_ads: pd.DataFrame):
     """A few titles, texts and URLs are searched with Python's `re`, many with pandas' `str.contains`."""
     columns = ("title", "description", "url")
@@ -328,6 +332,7 @@ def test_requisitions_and_salaries_of_a_few_ads_are_those_of_the_whole_batch(bun
     assert bands.notna().sum() > 20
 
 
+@pytest.mark.slow
 def test_requisitions_of_the_searched_texts_are_those_of_the_texts_where_searched(bundled_ads: pd.DataFrame):
     """A few ads' texts all searched (or none: no texts given) find the requisition numbers the
     texts masked by `where` gave; chunks of 1..16 ads, as validated, with their own masks and with
@@ -465,6 +470,7 @@ def test_core_blocks_are_those_drop_duplicates_keeps(bundled_tokens: Tokens):
     assert len(reference) < core.sum()  # some blocks repeat within a text
 
 
+@pytest.mark.slow
 def test_features_of_a_few_pairs_are_those_of_many(bundled_ads: pd.DataFrame):
     """A service's check scores a few pairs among a few ads: the field features' plain-Python paths
     for up to `FEW_VALUES` ads give each labelled natural pair the features the column paths give

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+import pytest
 
 from jobdedup.pipeline.cli import main
 from jobdedup.pipeline.report import _highlighted, _pair_table, shared_word_mask, write_report
@@ -24,6 +25,7 @@ def _check_report(directory) -> str:
     return page
 
 
+@pytest.mark.slow
 def test_report_of_the_bundled_test_data(tmp_path, default_model, test_ads, test_labels, test_result):
     figures = default_model.evaluate(test_ads, test_labels, result=test_result)
     page = _check_report(write_report(default_model, test_result, test_labels, figures, tmp_path).parent)
@@ -33,6 +35,7 @@ def test_report_of_the_bundled_test_data(tmp_path, default_model, test_ads, test
     assert "<mark>" in page
 
 
+@pytest.mark.slow
 def test_evaluate_command_writes_the_report(tmp_path, capsys):
     ads = pd.read_parquet(DATA / "test_ads.parquet")
     labels = pd.read_parquet(DATA / "test_labels.parquet")

@@ -176,6 +176,7 @@ def test_bad_labels_file_is_one_line_error(tmp_path, capsys, ok_csv, case, comma
         assert fragment in line, line
 
 
+@pytest.mark.slow
 def test_errors_in_a_real_process_are_one_line_and_debug_shows_the_traceback(tmp_path):
     ads = _write(tmp_path, "ads.csv", "ad_id,description\n1,a\n2,b\n1,c\n")
     done = run_cli("dedup", "--ads", ads, "--out", tmp_path / "out", "--quiet")
@@ -204,6 +205,7 @@ def test_bad_max_description_chars_is_a_usage_error(ok_csv, tmp_path, capsys):
 # input that is odd but usable: warnings are one clean line each, every ad comes out
 
 
+@pytest.mark.slow
 def test_non_utf8_bytes_are_replaced_counted_and_shown_as_one_warning_line(tmp_path):
     ads = _write(
         tmp_path,
@@ -580,6 +582,7 @@ def test_bad_model_file_is_refused_with_one_line(tmp_path, capsys, ok_csv, defau
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["pickle", "pickle named .json", "joblib", "joblib compressed"])
 def test_pickle_and_joblib_models_are_refused_and_never_run(tmp_path, capsys, ok_csv, form):
     import joblib
@@ -621,6 +624,7 @@ def test_model_from_another_lightgbm_major_version_warns_once_and_loads(
 # determinism
 
 
+@pytest.mark.slow
 def test_same_inputs_model_and_seed_give_byte_identical_outputs(tmp_path):
     ads = _real_ads(250).copy()
     ads["extra"] = [f"x{i}" for i in range(len(ads))]

@@ -137,6 +137,7 @@ def _assert_same_array(fast: np.ndarray, reference: np.ndarray) -> None:
     )
 
 
+@pytest.mark.slow
 def test_pair_features_of_1_to_16_pairs_are_the_frame_of_their_columns(natural):
     """The table built from one stacked array equals the one pandas built from a dict of the
     columns: values (NaN included), float64 columns, names and index; for no pairs too."""
@@ -236,6 +237,7 @@ def _reference_rule_names(features: pd.DataFrame, enabled=rules_module.RULES) ->
     return np.select(held, names, default=None).astype(object)
 
 
+@pytest.mark.slow
 def test_probabilities_of_1_to_16_pairs_are_those_of_the_column_selection(
     natural, default_model, monkeypatch: pytest.MonkeyPatch
 ):

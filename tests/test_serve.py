@@ -30,6 +30,8 @@ import pytest
 from jobdedup.pipeline.index import Index
 from jobdedup.pipeline.index.core import SLEEP_HOOK
 
+pytestmark = pytest.mark.service
+
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "s3cret-token-for-tests"
 MARKER = "ZQXJ-marker-text-never-logged"

@@ -17,6 +17,8 @@ from jobdedup.pipeline.index import Index
 from jobdedup.pipeline.index.cache import KeyCache
 from jobdedup.pipeline.serve_readers import PinnedReaders, ReadyBoard
 
+pytestmark = pytest.mark.service
+
 
 @pytest.fixture()
 def model(default_model):

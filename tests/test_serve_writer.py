@@ -7,6 +7,8 @@ import pytest
 from jobdedup.pipeline.index import Index, IndexLockedError
 from jobdedup.pipeline.serve_writer import WriterProcess
 
+pytestmark = pytest.mark.service
+
 
 def test_writer_process_adds_removes_and_reports_a_held_lock(tmp_path, default_model, test_ads):
     path = tmp_path / "ads.jdx"

@@ -17,7 +17,7 @@ from jobdedup.pipeline.errors import InputError, JobdedupError
 from jobdedup.pipeline.io import write_table
 from tests.conftest import DATA, run_cli
 
-pytestmark = pytest.mark.timeout(600, method="thread")
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(600, method="thread")]
 
 
 @pytest.fixture(scope="module")
