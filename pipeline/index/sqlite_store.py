@@ -1,4 +1,4 @@
-"""The embedded `IndexStore`: one SQLite file in WAL mode (storage schema 4).
+"""The embedded `IndexStore`: one SQLite file in WAL mode (storage schema `SCHEMA_VERSION`).
 
 Tables:
 

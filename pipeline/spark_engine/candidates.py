@@ -1,4 +1,4 @@
-"""Stage 4 on Spark: candidate pairs from LSH band keys and field-blocking keys, equal keys joined.
+"""Stage 3 on Spark: candidate pairs from LSH band keys and field-blocking keys, equal keys joined.
 
 The same pairs as `pipeline.candidates.generate_candidates`: buckets over `max_bucket_size` are
 capped to stars on their smallest row, exactly as `pipeline.candidates.pairs_from_keys` does.
