@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmarks.quality import _corpus, _f1
 from jobdedup.features.pairs import build_pair_features
 from jobdedup.models.policy import DecisionPolicy
 from jobdedup.models.rules import apply_rules
@@ -37,10 +38,6 @@ from jobdedup.pipeline.training import training_table
 
 FULL = "all steps on"
 COUNTS = ("tp", "fp", "fn")
-
-
-def _corpus(ad_ids: pd.Series) -> pd.Series:
-    return ad_ids.astype(str).str.split(":").str[0]
 
 
 def _counts(labelled: pd.DataFrame, ad_ids: np.ndarray, labels: np.ndarray) -> dict[str, int]:
@@ -60,11 +57,7 @@ def _counts(labelled: pd.DataFrame, ad_ids: np.ndarray, labels: np.ndarray) -> d
 
 
 def _figures(counts: dict[str, int]) -> dict[str, float]:
-    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1}
+    return _f1(counts["tp"], counts["fp"], counts["fn"])
 
 
 def one_seed(

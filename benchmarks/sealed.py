@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobdedup.data import sealed_corpora
-from jobdedup.data.assemble_judgements import JUDGEMENTS, agreement, split_reads
+from jobdedup.data import sealed_ads
+from jobdedup.data.assemble_judgements import JUDGEMENTS, _readers, agreement, split_reads
 from jobdedup.models.metrics import stratified_estimate
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
@@ -37,13 +37,9 @@ def sealed_labels() -> tuple[pd.DataFrame, dict[str, float]]:
     """Decided sealed pairs (pair_id, ad_id_a, ad_id_b, stratum, same_group as drawn, label) and
     the agreement of the blind second reads."""
     pairs = pd.read_csv(SEALED / f"{PREFIX}_pairs.csv", dtype=str)
-    reads = pd.concat(
-        [
-            pd.read_csv(path, dtype=str, keep_default_na=False).assign(reader=path.stem.rsplit("_", 1)[1])
-            for path in sorted(SEALED.glob(f"{PREFIX}_reader_*.csv"))
-        ],
-        ignore_index=True,
-    ).merge(pd.read_csv(SEALED / f"{PREFIX}_assignments.csv", dtype=str), on=["pair_id", "reader"])
+    reads = _readers(PREFIX, SEALED).merge(
+        pd.read_csv(SEALED / f"{PREFIX}_assignments.csv", dtype={"pair_id": str}), on=["pair_id", "reader"]
+    )
     first, second = split_reads(reads)
     figures = agreement(first.loc[second.index, "label"], second["label"])
     label = first["label"].copy()
@@ -60,7 +56,7 @@ def sealed_labels() -> tuple[pd.DataFrame, dict[str, float]]:
 def grouped_by_model(model: Deduplicator, labelled: pd.DataFrame, ads_path: Path = MORE_ADS) -> pd.Series:
     """Per labelled pair, whether the model's groups on the sealed corpora hold both its ads."""
     ads = read_ads(ads_path)
-    ads = ads[ads["corpus"].isin(sealed_corpora())].reset_index(drop=True)
+    ads = ads[sealed_ads(ads)].reset_index(drop=True)
     groups = model.with_config(show_progress=False).run(ads).groups.set_index("ad_id")["group_id"]
     return pd.Series(
         groups.reindex(labelled["ad_id_a"]).to_numpy() == groups.reindex(labelled["ad_id_b"]).to_numpy(),

@@ -76,5 +76,9 @@ def sealed_corpora() -> frozenset[str]:
 def sealed_ads(ads: pd.DataFrame) -> pd.Series:
     """Per ad, whether it comes from a sealed corpus (its `corpus` column, or else the part of its
     `ad_id` before the first colon, as the bundled and shared ads write it)."""
-    corpus = ads["corpus"] if "corpus" in ads.columns else ads["ad_id"].astype(str).str.split(":").str[0]
-    return corpus.astype(str).isin(sealed_corpora())
+    import numpy as np
+    import pandas as pd
+
+    from jobdedup.pipeline.training import ad_corpora
+
+    return pd.Series(np.isin(ad_corpora(ads), list(sealed_corpora())), index=ads.index)

@@ -43,10 +43,11 @@ model` trains on beside the split (see data/NATURAL_PAIRS.md)."""
 COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "corpus", "round", "reason"]
 
 
-def _readers(prefix: str) -> pd.DataFrame:
+def _readers(prefix: str, folder: Path = JUDGEMENTS) -> pd.DataFrame:
+    """Every reader's rows of one round (`<prefix>_reader_<k>.csv` in `folder`), with `reader` = k."""
     parts = [
         pd.read_csv(path, dtype=str, keep_default_na=False).assign(reader=int(path.stem.rsplit("_", 1)[1]))
-        for path in sorted(JUDGEMENTS.glob(f"{prefix}_reader_*.csv"))
+        for path in sorted(folder.glob(f"{prefix}_reader_*.csv"))
     ]
     return pd.concat(parts, ignore_index=True)
 

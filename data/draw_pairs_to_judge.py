@@ -44,6 +44,7 @@ import pandas as pd
 
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
+from jobdedup.pipeline.training import pair_corpora
 
 HERE = Path(__file__).resolve().parent
 QUOTAS = {
@@ -135,12 +136,7 @@ def _facts(ads: pd.DataFrame, model: Deduplicator, result, pool: pd.DataFrame) -
     facts["probability"] = model.predict_proba(features)[:, 1]
     group = result.groups["group_id"].to_numpy()
     facts["same_group"] = group[left] == group[right]
-    corpus = ads["corpus"].astype(str).to_numpy()
-    facts["corpus"] = np.where(
-        corpus[left] == corpus[right],
-        corpus[left],
-        np.char.add(np.char.add(corpus[left].astype(str), "|"), corpus[right].astype(str)),
-    )
+    facts["corpus"] = pair_corpora(ads["corpus"].astype(str).to_numpy(), left, right)
     text = ads["description"].fillna("").astype(str)
     length = text.str.len().to_numpy()
     facts["len_min"] = np.minimum(length[left], length[right])
@@ -277,6 +273,18 @@ def batches(drawn: pd.DataFrame, readers: int, seed: int) -> list[pd.DataFrame]:
     ]
 
 
+def write_round(out: Path, drawn: pd.DataFrame, readers: int, seed: int) -> None:
+    """Write `pairs.csv`, one `batch_<k>.csv` per reader (ids only) and `assignments.csv` into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    drawn.to_csv(out / "pairs.csv", index=False)
+    assignments = []
+    for k, batch in enumerate(batches(drawn, readers, seed)):
+        batch[["pair_id", "ad_id_a", "ad_id_b"]].to_csv(out / f"batch_{k}.csv", index=False)
+        assignments.append(batch.assign(reader=k))
+        print(f"batch_{k}: {len(batch)} pairs ({int((batch['read'] == 2).sum())} second reads)")
+    pd.concat(assignments).to_csv(out / "assignments.csv", index=False)
+
+
 def _judged_pairs() -> set[tuple[str, str]]:
     """Every pair any reader has read: natural pairs, accepted samples and their raw judgements."""
     judged: set[tuple[str, str]] = set()
@@ -327,14 +335,7 @@ def main() -> None:
     judged = _judged_pairs()
     ids = ads["ad_id"].astype(str).to_numpy()
     drawn = draw(facts, args.seed, judged, ids, quotas, tuple(args.focus), args.prefix)
-    args.out.mkdir(parents=True, exist_ok=True)
-    drawn.to_csv(args.out / "pairs.csv", index=False)
-    assignments = []
-    for k, batch in enumerate(batches(drawn, args.readers, args.seed)):
-        batch[["pair_id", "ad_id_a", "ad_id_b"]].to_csv(args.out / f"batch_{k}.csv", index=False)
-        assignments.append(batch.assign(reader=k))
-        print(f"batch_{k}: {len(batch)} pairs ({int((batch['read'] == 2).sum())} second reads)")
-    pd.concat(assignments).to_csv(args.out / "assignments.csv", index=False)
+    write_round(args.out, drawn, args.readers, args.seed)
     print(f"{len(drawn)} pairs from a pool of {len(pool):,}; threshold {model.threshold_:.3f}")
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobdedup.data import sealed_corpora
-from jobdedup.data.draw_pairs_to_judge import _facts, _pool, batches
+from jobdedup.data import sealed_ads
+from jobdedup.data.draw_pairs_to_judge import _facts, _pool, write_round
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
 
@@ -92,22 +92,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=50)
     args = parser.parse_args()
     ads = read_ads(args.ads)
-    ads = ads[ads["corpus"].isin(sealed_corpora())].reset_index(drop=True)
+    ads = ads[sealed_ads(ads)].reset_index(drop=True)
     model = Deduplicator.load(args.model).with_config(show_progress=False)
     result = model.run(ads)
     pool = _pool(ads, result, args.seed)
     facts = _facts(ads, model, result, pool)
     ids = ads["ad_id"].astype(str).to_numpy()
     drawn, sizes = draw(facts, ids, args.seed)
-    args.out.mkdir(parents=True, exist_ok=True)
-    drawn.to_csv(args.out / "pairs.csv", index=False)
+    write_round(args.out, drawn, args.readers, args.seed)
     sizes.to_csv(args.out / "strata.csv", index=False)
-    assignments = []
-    for k, batch in enumerate(batches(drawn, args.readers, args.seed)):
-        batch[["pair_id", "ad_id_a", "ad_id_b"]].to_csv(args.out / f"batch_{k}.csv", index=False)
-        assignments.append(batch.assign(reader=k))
-        print(f"batch_{k}: {len(batch)} pairs ({int((batch['read'] == 2).sum())} second reads)")
-    pd.concat(assignments).to_csv(args.out / "assignments.csv", index=False)
     print(f"{len(drawn)} pairs from a pool of {len(pool):,}; threshold {model.threshold_:.3f}")
 
 

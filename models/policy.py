@@ -35,11 +35,16 @@ class DecisionPolicy:
         """This policy with one rule or one switch (a field name) turned off."""
         if step in self.rules:
             return dataclasses.replace(self, rules=tuple(rule for rule in self.rules if rule != step))
-        if step in ("copy_units", "employer_guard"):
+        if step in self.switches():
             return dataclasses.replace(self, **{step: False})
         raise ValueError(f"unknown decision step {step!r}")
 
     @staticmethod
+    def switches() -> tuple[str, ...]:
+        """The grouping switches: every field but `rules`."""
+        return tuple(field.name for field in dataclasses.fields(DecisionPolicy) if field.name != "rules")
+
+    @staticmethod
     def steps() -> tuple[str, ...]:
         """Every rule and switch, in the order the ablation reports them."""
-        return (*RULES, "copy_units", "employer_guard")
+        return (*RULES, *DecisionPolicy.switches())

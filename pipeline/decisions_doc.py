@@ -99,15 +99,7 @@ def decisions_markdown() -> str:
         "## Pair rules (in the order they are checked)",
         "",
     ]
-    order = [
-        "same_listing",
-        "same_requisition",
-        "title_word_unnamed",
-        "different_salary_bands",
-        "no_shared_text",
-    ]
-    assert sorted(order) == sorted(rules.RULES), "a rule is missing from the page's order"
-    for name in order:
+    for name in rules.CHECK_ORDER:
         kind = "accepts" if name in rules.ACCEPTING_RULES else "refuses"
         constants = ", ".join(f"`{c}` = {getattr(rules, c)}" for c in RULE_CONSTANTS.get(name, ())) or "none"
         out += [
@@ -137,9 +129,10 @@ def decisions_markdown() -> str:
         f"`SIMILAR_NAMES` = {employers.SIMILAR_NAMES}; agency copies from core containment `SHARED_TEXT_LINK` = "
         f"{employers.SHARED_TEXT_LINK})",
     }
-    policy_fields = [f.name for f in fields(DecisionPolicy) if f.name != "rules"]
-    assert sorted(policy_fields) == sorted(doc), "a DecisionPolicy switch is missing from the page"
-    for name in policy_fields:
+    assert sorted(DecisionPolicy.switches()) == sorted(doc), (
+        "a DecisionPolicy switch is missing from the page"
+    )
+    for name in DecisionPolicy.switches():
         out += [
             f"### `{name}`",
             "",

@@ -4,7 +4,7 @@ Each labelled set of ads is prepared on its own (its boilerplate learnt from its
 pairs generated as at run time, and its training pairs (labelled pairs and the candidates whose
 label the labels imply) turned into pair features; the sets' tables are pooled, each set's pairs
 weighted as told. `Deduplicator.fit` trains on one such table; `benchmarks.ablation` trains one
-model per left-out corpus on the rows of one table (`TrainingTable.subset`).
+model per left-out corpus on the rows of one table (`TrainingTable.without_corpus`).
 """
 
 from __future__ import annotations
@@ -64,6 +64,18 @@ def ad_corpora(ads: pd.DataFrame) -> np.ndarray:
     return ads["ad_id"].astype(str).str.split(":").str[0].to_numpy()
 
 
+def pair_corpora(corpus: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Per pair, its ads' corpus ("a"), or both corpora ("a|b") when they differ.
+
+    Example:
+        >>> pair_corpora(np.array(["x", "x", "y"]), np.array([0, 0]), np.array([1, 2])).tolist()
+        ['x', 'x|y']
+    """
+    corpus = corpus.astype(str)
+    both = np.char.add(np.char.add(corpus[left], "|"), corpus[right])
+    return np.where(corpus[left] == corpus[right], corpus[left], both)
+
+
 def training_table(
     config: Config,
     ads_sets: Sequence[pd.DataFrame],
@@ -84,14 +96,7 @@ def training_table(
         left, right, set_target, set_groups = _training_pairs(batch.ads, candidates, labels)
         with progress.stage("features", total=len(left), unit="pairs"):
             features.append(build_pair_features(batch.inputs, left, right))
-        corpus = ad_corpora(batch.ads)
-        corpora.append(
-            np.where(
-                corpus[left] == corpus[right],
-                corpus[left],
-                np.char.add(np.char.add(corpus[left].astype(str), "|"), corpus[right].astype(str)),
-            )
-        )
+        corpora.append(pair_corpora(ad_corpora(batch.ads), left, right))
         target.append(set_target)
         weight.append(np.full(len(set_target), weights[number]))
         groups.append(np.char.add(f"{number}:", set_groups.astype(str)))

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from jobdedup.models.policy import DecisionPolicy
-from jobdedup.models.rules import RULES, apply_rules, rule_names
+from jobdedup.models.rules import CHECK_ORDER, RULES, apply_rules, rule_names
 from jobdedup.pipeline.decisions_doc import RULE_CONSTANTS, decisions_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +39,7 @@ def test_switches_turn_off_one_at_a_time() -> None:
     assert not DecisionPolicy().without("employer_guard").employer_guard
     assert DecisionPolicy().without("copy_units").employer_guard
     assert set(DecisionPolicy.steps()) == {*RULES, "copy_units", "employer_guard"}
+    assert sorted(CHECK_ORDER) == sorted(RULES)
     with pytest.raises(ValueError, match="unknown decision step"):
         DecisionPolicy().without("no_such_rule")
 
