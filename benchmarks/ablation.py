@@ -86,7 +86,7 @@ def one_seed(
         ad_ids = batch.ads["ad_id"].astype(str).to_numpy()
         for name, policy in policies.items():
             decider = model.with_policy(policy)
-            probability = apply_rules(raw, features, policy.rules)
+            probability = apply_rules(raw, features, policy)
             labels, _ = decider.group(batch, left, right, probability, features)
             out[name][corpus] = _counts(labelled, ad_ids, labels)
         full = _figures(out[FULL][corpus])

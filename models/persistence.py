@@ -5,8 +5,8 @@ SHA-256 checksum are checked, and the boosters are rebuilt from LightGBM's own t
 
 Layout::
 
-    {"format": "jobdedup-model", "format_version": 3, "checksum": "<sha256>",
-     "manifest": {...config, features, versions, training fingerprint...},
+    {"format": "jobdedup-model", "format_version": 4, "checksum": "<sha256>",
+     "manifest": {...config, decision policy, features, versions, training fingerprint...},
      "boosters": ["<LightGBM model text>", ...]}
 
 Example:
@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 FORMAT_NAME = "jobdedup-model"
-FORMAT_VERSION = 3  # 2: word hashes of the compiled tokeniser; 3: an ensemble of boosters
+FORMAT_VERSION = 4
+"""2: word hashes of the compiled tokeniser; 3: an ensemble of boosters; 4: the decision policy."""
 
 
 class ModelFileError(ValueError):
@@ -87,7 +88,7 @@ def load_model_file(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     if version != FORMAT_VERSION:
         raise ModelFileError(
             f"{path}: model format version {version!r}, this jobdedup reads version {FORMAT_VERSION}; "
-            "retrain the model with this version"
+            "retrain it with this version: `jobdedup train --ads ADS --labels LABELS --model FILE`"
         )
     manifest, boosters = document.get("manifest"), document.get("boosters")
     if (

@@ -11,7 +11,7 @@ different requisitions, fields-only mismatch, titles naming other places, posted
 removed in issue 50; the classifier's features already decide those pairs.
 
 A pair scraped from one listing is accepted before anything else; then the rules that refuse a
-pair cap its probability at `RULE_CAP`, below any decision threshold:
+pair cap its probability at the policy's `rule_cap`, below any decision threshold:
 
 - **title_word_unnamed** — one title has a specific word the other lacks (a team, product,
   specialism or seniority: `title_specific_only_max >= 1`) and a word of one title is named
@@ -26,14 +26,14 @@ pair cap its probability at `RULE_CAP`, below any decision threshold:
   the 79 labelled pairs with disjoint bands 75 were two vacancies; out of fold, the classifier had
   accepted 8 of those and 3 of the 4 duplicates. Checked after the accepting rules (one listing
   re-scraped after a pay change).
-- **no_shared_text** — both ads carry a substantive text (at least `SUBSTANTIVE_WORDS` words and
+- **no_shared_text** — both ads carry a substantive text (at least `substantive_words` words and
   some text that is not corpus boilerplate) and the smaller core text shares less than
-  `NOTHING_SHARED` of its shingles with the other (`containment_core_max`), with no e-mail or phone
+  `nothing_shared` of its shingles with the other (`containment_core_max`), with no e-mail or phone
   in common: beyond boilerplate the texts share nothing, so they describe two jobs (a recruiter's
   28 same-title ads of one day, each a different team's text; a company's "who is hiring" posts
   listing other roles). Checked after the accepting rules (a listing or requisition says so).
 
-The rules that accept a pair raise its probability to at least `RULE_FLOOR`:
+The rules that accept a pair raise its probability to at least the policy's `rule_floor`:
 
 - **same_listing** — both ads were scraped from one job-board listing (`same_listing == 1`: the
   same URL, tracking parameters aside): a re-scrape, whatever else the scrapes changed.
@@ -55,33 +55,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Collection
-
 import numpy as np
 import pandas as pd
 
 from jobdedup.features.pairs import float_columns
+from jobdedup.models.policy import ACCEPTING_RULES, CHECK_ORDER, REFUSING_RULES, DecisionPolicy
 
-RULE_CAP = 0.01
-"""Probability given to pairs a refusing rule holds for (at most their score)."""
-RULE_FLOOR = 0.99
-"""Probability given to pairs an accepting rule holds for (at least their score)."""
-SUBSTANTIVE_WORDS = 40.0
-"""Words from which a text is substantive: a 500-character snippet has ~70."""
-NOTHING_SHARED = 0.05
-"""Core-text containment below which two substantive texts share nothing."""
-REFUSING_RULES = ("title_word_unnamed", "different_salary_bands", "no_shared_text")
-ACCEPTING_RULES = ("same_listing", "same_requisition")
-RULES = REFUSING_RULES + ACCEPTING_RULES
-CHECK_ORDER = (
-    "same_listing",
-    "same_requisition",
-    "title_word_unnamed",
-    "different_salary_bands",
-    "no_shared_text",
-)
-"""The order the rules are checked in: the first that holds decides."""
-
+DEFAULT_POLICY = DecisionPolicy()
 
 _RULE_FEATURES = (
     "employer_conflict",
@@ -99,9 +79,9 @@ _RULE_FEATURES = (
 """The features the rules read."""
 
 
-def rule_names(features: pd.DataFrame, enabled: Collection[str] = RULES) -> np.ndarray:
-    """Per pair, the first of the `enabled` rules that holds (object array of names; None where none
-    holds). Leaving a rule out of `enabled` is how `benchmarks.ablation` measures what it earns."""
+def rule_names(features: pd.DataFrame, policy: DecisionPolicy = DEFAULT_POLICY) -> np.ndarray:
+    """Per pair, the first of the `policy`'s rules that holds (object array of names; None where
+    none holds). Leaving a rule out is how `benchmarks.ablation` measures what it earns."""
     if not len(features):
         return np.zeros(0, dtype=object)
     value = dict(zip(_RULE_FEATURES, float_columns(features, _RULE_FEATURES)))
@@ -113,27 +93,27 @@ def rule_names(features: pd.DataFrame, enabled: Collection[str] = RULES) -> np.n
     )
     unnamed_word = (value["title_specific_only_max"] >= 1) & (value["title_words_unnamed"] >= 1)
     salaries_apart = value["salary_bands_disjoint"] == 1
-    substantive = value["log_words_min"] >= np.log1p(SUBSTANTIVE_WORDS)
+    substantive = value["log_words_min"] >= np.log1p(policy.substantive_words)
     contact_link = (value["email_match"] == 1) | (value["phone_match"] == 1)
-    nothing_shared = substantive & (value["containment_core_max"] < NOTHING_SHARED) & ~contact_link
+    nothing_shared = substantive & (value["containment_core_max"] < policy.nothing_shared) & ~contact_link
     held = [listing, same, unnamed_word, salaries_apart, nothing_shared]  # (in CHECK_ORDER)
-    if len(enabled) < len(RULES):
+    if len(policy.rules) < len(CHECK_ORDER):
         held = [
-            condition if name in enabled else np.zeros_like(condition)
+            condition if name in policy.rules else np.zeros_like(condition)
             for condition, name in zip(held, CHECK_ORDER)
         ]
     return np.select(held, CHECK_ORDER, default=None).astype(object)
 
 
 def apply_rules(
-    probability: np.ndarray, features: pd.DataFrame, enabled: Collection[str] = RULES
+    probability: np.ndarray, features: pd.DataFrame, policy: DecisionPolicy = DEFAULT_POLICY
 ) -> np.ndarray:
-    """`probability` capped at `RULE_CAP` where a refusing rule holds, raised to `RULE_FLOOR`
-    where an accepting one does (of the `enabled` rules)."""
+    """`probability` capped at the policy's `rule_cap` where a refusing rule holds, raised to its
+    `rule_floor` where an accepting one does (of the policy's rules)."""
     adjusted = np.asarray(probability, dtype=float).copy()
-    names = rule_names(features, enabled)
+    names = rule_names(features, policy)
     refused = np.isin(names, REFUSING_RULES)
     accepted = np.isin(names, ACCEPTING_RULES)
-    adjusted[refused] = np.minimum(adjusted[refused], RULE_CAP)
-    adjusted[accepted] = np.maximum(adjusted[accepted], RULE_FLOOR)
+    adjusted[refused] = np.minimum(adjusted[refused], policy.rule_cap)
+    adjusted[accepted] = np.maximum(adjusted[accepted], policy.rule_floor)
     return adjusted

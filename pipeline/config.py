@@ -36,11 +36,6 @@ class Config:
         threshold_window: each threshold reaching `target_precision` is judged by the mean
             F-beta of the thresholds within this distance of it, not its own (0: its own).
         threshold_folds: folds (by vacancy) whose out-of-fold scores pick the threshold.
-        max_group_size_exact: components up to this size are re-clustered with every pair scored.
-        copy_probability: two ads of one employer, title and city linked at least this strongly
-            are copies of one posting, one unit when components are re-clustered (like the
-            scrapes of one listing): AECOM's ad under Leeds, Manchester and Birmingham, of which
-            one copy per city names the requisition that links the cities.
         n_estimators: most LightGBM boosting rounds per booster (early stopping picks fewer).
         classifier_members: boosters trained with different seeds whose scores are averaged (one
             booster's threshold moved with the seed more than most feature changes move it).
@@ -64,8 +59,6 @@ class Config:
     threshold_beta: float = 0.5
     threshold_window: float = 0.1
     threshold_folds: int = 5
-    max_group_size_exact: int = 60
-    copy_probability: float = 0.9
     n_estimators: int = 100
     classifier_members: int = 3
     learning_rate: float = 0.1

@@ -32,9 +32,9 @@ from jobdedup.models.policy import DecisionPolicy
 from jobdedup.models.rules import apply_rules, rule_names
 from jobdedup.pipeline.candidates import CandidateReport, batch_candidates
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.employer_guard import split_mixed_employers
+from jobdedup.pipeline.decide import decide_groups, employer_links
 from jobdedup.pipeline.errors import InputWarning
-from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
+from jobdedup.pipeline.group import GroupReport
 from jobdedup.pipeline.io import ADS_COLUMNS, Labels
 from jobdedup.pipeline.prepare import PreparedBatch, prepare_batch
 from jobdedup.pipeline.progress import Progress
@@ -143,7 +143,7 @@ class Deduplicator:
                 table.features,
                 table.target,
                 table.groups,
-                adjust=lambda probability, features: apply_rules(probability, features, self.policy.rules),
+                adjust=lambda probability, features: apply_rules(probability, features, self.policy),
                 sample_weight=table.weight,
             )
         return self
@@ -158,7 +158,7 @@ class Deduplicator:
         """(n, 2) probabilities for a table of pair features (`features.pairs.FEATURES`), with the
         decision rules of `models.rules` applied (a pair a rule holds for gets at most 0.01)."""
         raw = self.classifier_.predict_proba(pair_features)[:, 1]
-        positive = apply_rules(raw, pair_features, self.policy.rules)
+        positive = apply_rules(raw, pair_features, self.policy)
         return np.column_stack([1.0 - positive, positive])
 
     def _candidates(self, batch: PreparedBatch) -> tuple[pd.DataFrame, CandidateReport]:
@@ -213,7 +213,7 @@ class Deduplicator:
                 "is_duplicate": accepted & (labels[left] == labels[right]),
                 "via_lsh": candidates["via_lsh"].to_numpy(),
                 "via_fields": candidates["via_fields"].to_numpy(),
-                "rule": pd.array(rule_names(features, self.policy.rules), dtype="string"),
+                "rule": pd.array(rule_names(features, self.policy), dtype="string"),
             }
         )
         # Duplicate type (FULL / SEMANTIC / TEMPORAL / PARTIAL, see models.dup_types) of accepted pairs.
@@ -250,27 +250,21 @@ class Deduplicator:
         """Group label of every ad of `batch` from its scored candidate pairs (`features` row k is
         pair k), under this model's `policy`: accepted pairs, the chaining guard, copy units and
         the employer guard."""
-        policy = self.policy
         accepted = probability >= self.threshold_
         edges = pd.DataFrame(
             {"i": left[accepted], "j": right[accepted], "probability": probability[accepted]}
         )
         grouping = GroupReport()
-        labels = group_ads(
+        labels = decide_groups(
             len(batch),
             edges,
             lambda a, b: self.score(batch, a, b),
             self.threshold_,
-            self.config.max_group_size_exact,
-            grouping,
-            units=grouping_units(batch.inputs.fields, edges, self.config.copy_probability)
-            if policy.copy_units
-            else None,
+            batch.inputs.fields,
+            self.policy,
+            links=employer_links(edges, features[accepted]),
+            report=grouping,
         )
-        if policy.employer_guard:
-            labels, grouping.employer_splits = split_mixed_employers(
-                labels, batch.inputs.fields["company"], edges, employer_links(edges, features[accepted])
-            )
         return labels, grouping
 
     def dedup(self, ads: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -292,6 +286,7 @@ class Deduplicator:
         manifest = {
             "kind": MODEL_KIND,
             "config": self.config.to_dict(),
+            "policy": self.policy.to_dict(),
             "features": list(self.classifier_.feature_names_),
             "threshold": self.threshold_,
             "classifier_params": self.classifier_.get_params(),
@@ -314,7 +309,7 @@ class Deduplicator:
                 f"{path}: model was trained on other features than this jobdedup computes; retrain it"
             )
         try:
-            model = cls(Config.from_dict(manifest["config"]))
+            model = cls(Config.from_dict(manifest["config"]), DecisionPolicy.from_dict(manifest["policy"]))
             model.classifier_ = PairClassifier.from_texts(
                 boosters, manifest["threshold"], manifest["classifier_params"]
             )
@@ -348,14 +343,6 @@ class Deduplicator:
         model = self.with_config()
         model.policy = policy
         return model
-
-
-def employer_links(accepted: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
-    """The accepted pairs (`i`, `j`) whose company names differ but are linked by evidence (an
-    agency ad naming its client, a shared contact or requisition number); `features` row k is
-    pair k of `accepted`."""
-    differ = (features["company_equal"].to_numpy() == 0) & (features["employer_conflict"].to_numpy() == 0)
-    return accepted.loc[differ, ["i", "j"]].reset_index(drop=True)
 
 
 def _warn_on_other_lightgbm(path: str | Path, versions: Any) -> None:

@@ -116,7 +116,7 @@ def explain_pair(
         "ad_id_b": str(id_b),
         "probability": probability,
         "trees_probability": trees_probability,
-        "rule": rule_names(features)[0],
+        "rule": rule_names(features, model.policy)[0],
         "threshold": float(model.threshold_),
         "decision": "duplicate" if accepted else "different",
         "dup_type": str(assign_dup_types(features)[0]) if accepted else None,

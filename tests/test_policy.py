@@ -1,17 +1,22 @@
-"""The decision policy's switches: each turns one step off and nothing else (the ablation relies
-on it), and the generated decisions page names every rule, switch and setting."""
+"""The decision policy: each switch turns one step off and nothing else (the ablation relies on
+it), its settings are what the rules read, a model file carries it, and the generated decisions
+page names every rule, switch and setting."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from jobdedup.models.policy import DecisionPolicy
-from jobdedup.models.rules import CHECK_ORDER, RULES, apply_rules, rule_names
-from jobdedup.pipeline.decisions_doc import RULE_CONSTANTS, decisions_markdown
+from jobdedup.models.persistence import ModelFileError
+from jobdedup.models.policy import CHECK_ORDER, RULES, DecisionPolicy, PolicyError
+from jobdedup.models.rules import apply_rules, rule_names
+from jobdedup.pipeline.decisions_doc import decisions_markdown
+from jobdedup.pipeline.engine import Deduplicator
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,9 +34,21 @@ def test_turning_a_rule_off_lets_the_next_one_decide() -> None:
     features = _pair(salary_bands_disjoint=1.0, containment_core_max=0.0)
     assert rule_names(features).tolist() == ["different_salary_bands"]
     policy = DecisionPolicy().without("different_salary_bands")
-    assert rule_names(features, policy.rules).tolist() == ["no_shared_text"]
-    assert rule_names(features, policy.without("no_shared_text").rules).tolist() == [None]
-    assert apply_rules(np.array([0.9]), features, policy.without("no_shared_text").rules).tolist() == [0.9]
+    assert rule_names(features, policy).tolist() == ["no_shared_text"]
+    assert rule_names(features, policy.without("no_shared_text")).tolist() == [None]
+    assert apply_rules(np.array([0.9]), features, policy.without("no_shared_text")).tolist() == [0.9]
+
+
+def test_the_rules_read_their_settings_from_the_policy() -> None:
+    """`no_shared_text` at 30 words: a 35-word pair sharing nothing is refused under a policy of
+    30 substantive words, not under the default 40; the cap and floor are the policy's."""
+    features = _pair(containment_core_max=0.0, log_words_min=float(np.log1p(35)))
+    assert rule_names(features).tolist() == [None]
+    thirty = dataclasses.replace(DecisionPolicy(), substantive_words=30.0)
+    assert rule_names(features, thirty).tolist() == ["no_shared_text"]
+    assert apply_rules(np.array([0.9]), features, dataclasses.replace(thirty, rule_cap=0.2)).tolist() == [0.2]
+    listed = _pair(same_listing=1.0)
+    assert apply_rules(np.array([0.3]), listed, dataclasses.replace(thirty, rule_floor=0.8)).tolist() == [0.8]
 
 
 def test_switches_turn_off_one_at_a_time() -> None:
@@ -39,6 +56,7 @@ def test_switches_turn_off_one_at_a_time() -> None:
     assert not DecisionPolicy().without("employer_guard").employer_guard
     assert DecisionPolicy().without("copy_units").employer_guard
     assert set(DecisionPolicy.steps()) == {*RULES, "copy_units", "employer_guard"}
+    assert set(DecisionPolicy.settings()).isdisjoint(DecisionPolicy.steps())
     assert sorted(CHECK_ORDER) == sorted(RULES)
     with pytest.raises(ValueError, match="unknown decision step"):
         DecisionPolicy().without("no_such_rule")
@@ -55,6 +73,28 @@ def test_the_decisions_page_is_generated_and_names_every_rule_and_constant() -> 
     assert (ROOT / "docs" / "decisions.md").read_text(encoding="utf-8") == page, (
         "docs/decisions.md is stale: python -m jobdedup.pipeline.decisions_doc > docs/decisions.md"
     )
-    for name in (*RULES, "copy_units", "employer_guard", "RULE_CAP", "RULE_FLOOR",
-                 *(c for constants in RULE_CONSTANTS.values() for c in constants)):  # fmt: skip
+    for name in (*RULES, *(field.name for field in dataclasses.fields(DecisionPolicy))):
         assert f"`{name}`" in page, name
+
+
+def test_a_model_file_carries_its_policy(default_model, tmp_path) -> None:
+    """A model saved with another policy decides by it when loaded, whatever the defaults."""
+    policy = dataclasses.replace(DecisionPolicy().without("employer_guard"), nothing_shared=0.07)
+    default_model.with_policy(policy).save(tmp_path / "m.json")
+    assert Deduplicator.load(tmp_path / "m.json").policy == policy
+
+
+def test_a_policy_this_version_cannot_read_is_refused(default_model, tmp_path) -> None:
+    """Unknown rules or settings in a saved policy stop with a one-line message, as does a file of
+    an older format (saved before the policy was)."""
+    with pytest.raises(PolicyError, match="no_such_rule"):
+        DecisionPolicy.from_dict({**DecisionPolicy().to_dict(), "rules": ["no_such_rule"]})
+    with pytest.raises(PolicyError, match="link_floor"):
+        DecisionPolicy.from_dict({**DecisionPolicy().to_dict(), "link_floor": 0.5})
+    default_model.save(tmp_path / "m.json")
+    document = json.loads((tmp_path / "m.json").read_text())
+    document["format_version"] = 3
+    (tmp_path / "old.json").write_text(json.dumps(document))
+    with pytest.raises(ModelFileError, match="version 3.*jobdedup train") as refused:
+        Deduplicator.load(tmp_path / "old.json")
+    assert "\n" not in str(refused.value)

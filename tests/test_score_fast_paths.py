@@ -19,6 +19,7 @@ from jobdedup.features.shingle_sets import ShingleSets
 from jobdedup.features.titles import TitleWords, title_words
 from jobdedup.models import classifier as classifier_module
 from jobdedup.models import rules as rules_module
+from jobdedup.models.policy import DecisionPolicy
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.index.inputs import take_rows
 from jobdedup.pipeline.io import read_ads
@@ -211,7 +212,9 @@ def test_float_columns_are_those_of_the_selection(natural):
         float_columns(tables[0], ["title_ratio", "no_such_feature"])
 
 
-def _reference_rule_names(features: pd.DataFrame, enabled=rules_module.RULES) -> np.ndarray:
+def _reference_rule_names(
+    features: pd.DataFrame, policy: DecisionPolicy = rules_module.DEFAULT_POLICY
+) -> np.ndarray:
     """`rules.rule_names` reading each feature as a column of the table."""
     if not len(features):
         return np.zeros(0, dtype=object)
@@ -222,8 +225,8 @@ def _reference_rule_names(features: pd.DataFrame, enabled=rules_module.RULES) ->
         (requisition == 1) & (conflict != 1) & (value("title_level_differs") != 1),
         (value("title_specific_only_max") >= 1) & (value("title_words_unnamed") >= 1),
         value("salary_bands_disjoint") == 1,
-        (value("log_words_min") >= np.log1p(rules_module.SUBSTANTIVE_WORDS))
-        & (value("containment_core_max") < rules_module.NOTHING_SHARED)
+        (value("log_words_min") >= np.log1p(policy.substantive_words))
+        & (value("containment_core_max") < policy.nothing_shared)
         & (value("email_match") != 1)
         & (value("phone_match") != 1),
     ]

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.pairs import PairInputs, build_pair_features
-from jobdedup.pipeline.employer_guard import split_mixed_employers
-from jobdedup.pipeline.group import GroupReport, group_ads, grouping_units
+from jobdedup.pipeline.decide import decide_groups, employer_links
+from jobdedup.pipeline.group import GroupReport
 from jobdedup.pipeline.index.pairs import inner_pairs
 
 ScoredPairs = tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]
@@ -32,13 +32,11 @@ def group_batch(
     """Group labels of every row of `inputs` (the batch's new ads, then the old ads read back, whose
     groups are `old_gid`) and how many inner pairs of old groups were scored.
 
-    `group_ads` runs over the accepted pairs plus the inner pairs of the touched old groups
+    `decide_groups` clusters the accepted pairs plus the inner pairs of the touched old groups
     (`in_touched`), passed whole, so the average-linkage guard sees the whole group a new ad wants
     to join; the employer guard then sees what it sees in `dedup`: the accepted pairs (an old
     group's inner pairs only where accepted) and the evidence links among them.
     """
-    from jobdedup.pipeline.engine import employer_links
-
     left, right, probability, features = scored
     n = len(inputs.words) - len(old_gid)
     inner_left, inner_right = inner_pairs(old_gid, in_touched)
@@ -60,16 +58,6 @@ def group_batch(
             return np.zeros(0)
         return model.predict_proba(build_pair_features(inputs, a, b))[:, 1]
 
-    cfg = model.config
-    labels = group_ads(
-        len(inputs.words),
-        edges,
-        score,
-        model.threshold_,
-        cfg.max_group_size_exact,
-        report,
-        units=grouping_units(inputs.fields, edges, cfg.copy_probability),
-    )
     inner_accepted = inner_probability >= model.threshold_
     guard_edges = pd.concat(
         [edges.iloc[: int(accepted.sum())], edges.iloc[int(accepted.sum()) :][inner_accepted]],
@@ -78,7 +66,15 @@ def group_batch(
     guard_features = features[accepted]
     if inner_features is not None:
         guard_features = pd.concat([guard_features, inner_features[inner_accepted]], ignore_index=True)
-    labels, report.employer_splits = split_mixed_employers(
-        labels, inputs.fields["company"], guard_edges, employer_links(guard_edges, guard_features)
+    labels = decide_groups(
+        len(inputs.words),
+        edges,
+        score,
+        model.threshold_,
+        inputs.fields,
+        model.policy,
+        links=employer_links(guard_edges, guard_features),
+        guard_edges=guard_edges,
+        report=report,
     )
     return labels, len(inner_left)

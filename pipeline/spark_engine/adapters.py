@@ -215,12 +215,13 @@ _MODELS: dict[str, Deduplicator] = {}
 def worker_model(spec: dict[str, Any]) -> Deduplicator:
     """The fitted `Deduplicator` whose `predict_proba` (classifier and decision rules) scores pairs,
     rebuilt from LightGBM's text once per Python worker (`SparkDeduplicator._spec`)."""
+    from jobdedup.models.policy import DecisionPolicy
     from jobdedup.pipeline.config import Config
     from jobdedup.pipeline.engine import Deduplicator
 
     found = _MODELS.get(spec["digest"])
     if found is None:
-        found = Deduplicator(Config.from_dict(spec["config"]))
+        found = Deduplicator(Config.from_dict(spec["config"]), DecisionPolicy.from_dict(spec["policy"]))
         found.classifier_ = PairClassifier.from_texts(spec["boosters"], spec["threshold"], spec["params"])
         found.boilerplate_ = np.zeros(0, dtype=np.uint64)  # preparing is done; pairs need no blocks
         _MODELS[spec["digest"]] = found
@@ -230,9 +231,9 @@ def worker_model(spec: dict[str, Any]) -> Deduplicator:
 def score_batches(
     batches: Iterator[pd.DataFrame], spec_broadcast: Any, num_perm: int
 ) -> Iterator[pd.DataFrame]:
-    """Probability, rule, duplicate type and employer link (`pipeline.engine.employer_links`) of
+    """Probability, rule, duplicate type and employer link (`pipeline.decide.employer_links`) of
     candidate pairs carrying both ads' prepared rows."""
-    from jobdedup.pipeline.engine import employer_links
+    from jobdedup.pipeline.decide import employer_links
 
     model = worker_model(spec_broadcast.value)
     for frame in batches:
@@ -257,7 +258,7 @@ def score_batches(
                 "via_lsh": frame["via_lsh"].to_numpy(bool),
                 "via_fields": frame["via_fields"].to_numpy(bool),
                 "probability": probability.astype(np.float64),
-                "rule": rule_names(features),
+                "rule": rule_names(features, model.policy),
                 "type_if_duplicate": assign_dup_types(features) if m else np.zeros(0, dtype=object),
                 "employer_link": linked,
             }

@@ -126,6 +126,7 @@ class SparkDeduplicator:
             "threshold": float(self.model.threshold_),
             "params": self.model.classifier_.get_params(),
             "config": self.model.config.to_dict(),
+            "policy": self.model.policy.to_dict(),
         }
         # Workers are reused across runs: a model is known by all of it, not by its boosters alone.
         spec["digest"] = hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()

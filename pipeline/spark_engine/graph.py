@@ -3,9 +3,9 @@
 Connected components of the accepted pairs are found in Spark by min-label propagation with
 pointer jumping (DataFrame joins, no extra jars). Each component of three or more ads, or of two
 or more companies, then goes whole to one Python worker (a cogrouped `applyInPandas`), which
-runs `group_ads` (the average-linkage chaining guard) and `split_mixed_employers` (the employer
-guard) on it as `Deduplicator.run` does on the whole batch: both act on one group at a time, and
-a group never leaves its component.
+runs `pipeline.decide.decide_groups` (the average-linkage chaining guard, copy units and the
+employer guard, as the model's policy says) on it as `Deduplicator.run` does on the whole batch:
+each step acts on one group at a time, and a group never leaves its component.
 
 Example:
     >>> # grouping = group_components(scored, prepared, spec, config, threshold, keep)
@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.features.pairs import build_pair_features
-from jobdedup.pipeline.employer_guard import split_mixed_employers
-from jobdedup.pipeline.group import group_ads, grouping_units
+from jobdedup.pipeline.decide import decide_groups
 from jobdedup.pipeline.spark_engine.adapters import SIDE_COLUMNS, pair_inputs, worker_model
 from jobdedup.pipeline.spark_engine.session import release
 
@@ -85,12 +84,7 @@ def group_components(
     side = prepared.select("_row", *SIDE_COLUMNS).withColumnRenamed("_row", "v")
     members = checked.select("comp", "v").join(side, "v").select("v", "comp", *SIDE_COLUMNS)
     checked_edges = edges.join(checked.select(F.col("v").alias("i"), F.col("comp").alias("edge_comp")), "i")
-    settings = {
-        "num_perm": config.num_perm,
-        "link_threshold": threshold,
-        "max_exact_size": config.max_group_size_exact,
-        "copy_probability": config.copy_probability,
-    }
+    settings = {"num_perm": config.num_perm, "link_threshold": threshold}
     clusters = keep(
         members.groupBy("comp")
         .cogroup(
@@ -105,8 +99,8 @@ def group_components(
 def _cluster_component(
     members: pd.DataFrame, edges: pd.DataFrame, spec_broadcast: Any, settings: dict[str, Any]
 ) -> pd.DataFrame:
-    """`group_ads` and `split_mixed_employers` over one connected component, as `Deduplicator.run`
-    calls them: (v, sub) = ad row and its group inside the component."""
+    """`decide_groups` over one connected component, as `Deduplicator.run` calls it over a batch:
+    (v, sub) = ad row and its group inside the component."""
     if members.empty:
         return pd.DataFrame({"v": np.zeros(0, np.int64), "sub": np.zeros(0, np.int64)})
     model = worker_model(spec_broadcast.value)
@@ -128,16 +122,10 @@ def _cluster_component(
             return np.zeros(0)
         return model.predict_proba(build_pair_features(inputs, left, right))[:, 1]
 
-    labels = group_ads(
-        len(rows),
-        accepted,
-        score,
-        settings["link_threshold"],
-        settings["max_exact_size"],
-        units=grouping_units(inputs.fields, accepted, settings["copy_probability"]),
-    )
     links = accepted.loc[edges["employer_link"].to_numpy(bool), ["i", "j"]].reset_index(drop=True)
-    labels, _ = split_mixed_employers(labels, inputs.fields["company"], accepted, links)
+    labels = decide_groups(
+        len(rows), accepted, score, settings["link_threshold"], inputs.fields, model.policy, links=links
+    )
     return pd.DataFrame({"v": rows, "sub": np.asarray(labels, dtype=np.int64)})
 
 
