@@ -14,12 +14,12 @@ nothing is ever loaded from the internet):
 Design: checks run on a small pool of read connections sharing one `KeyCache` (the index's band and
 field keys decoded once into memory-mapped files beside the index, so a check looks up its ~45 keys
 with `searchsorted` and reads only the candidate rows from SQLite; `--workers N` processes share
-them, `pipeline.serve_workers`). Writes run one at a time in a child process at a lower CPU
-priority (`pipeline.serve_writer`), so an add never holds the checks' GIL; the cache follows every
+them, `pipeline.service.workers`). Writes run one at a time in a child process at a lower CPU
+priority (`pipeline.service.writer`), so an add never holds the checks' GIL; the cache follows every
 committed write, the child's and other processes' (`meta.generation`). A CLI `index add` on the same
 file is serialised with the child's writes by SQLite's write lock (waiting up to `--wait` seconds),
 and checks never wait for either: they read the last committed state whose view the service has
-built (`pipeline.serve_readers`), and a write is answered once every worker's readers follow it.
+built (`pipeline.service.readers`), and a write is answered once every worker's readers follow it.
 
 Security: binds 127.0.0.1 unless `--host` says otherwise. With `--token-file`, every request but
 `/healthz` needs `Authorization: Bearer <token>`; listening beyond loopback without a token file,
@@ -56,8 +56,8 @@ from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import ADS_COLUMNS
 from jobdedup.pipeline.io.dates import unreadable_dates
-from jobdedup.pipeline.serve_workers import EVENT_LOOP, HTTP_PARSER
-from jobdedup.pipeline.serve_writer import trim_heap
+from jobdedup.pipeline.service.workers import EVENT_LOOP, HTTP_PARSER
+from jobdedup.pipeline.service.writer import trim_heap
 
 MAX_ADS = 10_000
 MAX_BYTES = 20 * 1024 * 1024
@@ -243,8 +243,8 @@ class Service:
     ) -> None:
         from jobdedup.pipeline.index.cache import KeyCache
         from jobdedup.pipeline.index.key_files import key_directory
-        from jobdedup.pipeline.serve_readers import PinnedReaders, ReadyBoard
-        from jobdedup.pipeline.serve_writer import WriterProcess
+        from jobdedup.pipeline.service.readers import PinnedReaders, ReadyBoard
+        from jobdedup.pipeline.service.writer import WriterProcess
 
         self.index_path = Path(index_path)
         self.model = model.with_config(show_progress=False)
@@ -262,7 +262,7 @@ class Service:
             prepare=lambda index: index.check(placeholder, self.check_model),
             board=ReadyBoard(keys / "serving"),
         )
-        # Writes in a child process (`pipeline.serve_writer`), so that they never stall checks.
+        # Writes in a child process (`pipeline.service.writer`), so that they never stall checks.
         if writer is None and writes_allowed:
             writer = WriterProcess(self.index_path, self.model, wait)
         self.writer = writer
@@ -712,7 +712,7 @@ def read_token(path: Path) -> str:
 def make_service(args: argparse.Namespace) -> Service:
     """The `Service` of a `jobdedup serve` command line, its keys loaded and kernels warmed up."""
     from jobdedup.pipeline.model_files import model_from_args
-    from jobdedup.pipeline.serve_writer import limit_heap_arenas
+    from jobdedup.pipeline.service.writer import limit_heap_arenas
 
     limit_heap_arenas()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -723,7 +723,7 @@ def make_service(args: argparse.Namespace) -> Service:
     model = model_from_args(args)
     writer = None
     if getattr(args, "writer", None):  # a `--workers` process: writes through the supervisor's broker
-        from jobdedup.pipeline.serve_writer import RemoteWriter
+        from jobdedup.pipeline.service.writer import RemoteWriter
 
         address, key = args.writer
         writer = RemoteWriter(address, bytes.fromhex(key))
@@ -748,20 +748,20 @@ def make_service(args: argparse.Namespace) -> Service:
 
 
 def worker_app() -> Any:
-    """The application of one `--workers` process (uvicorn's factory; `pipeline.serve_workers`)."""
-    from jobdedup.pipeline.serve_workers import worker_settings
-    from jobdedup.pipeline.serve_writer import die_with_parent
+    """The application of one `--workers` process (uvicorn's factory; `pipeline.service.workers`)."""
+    from jobdedup.pipeline.service.workers import worker_settings
+    from jobdedup.pipeline.service.writer import die_with_parent
 
     die_with_parent()  # (the supervisor's SIGKILL takes the workers, and their writers, with it)
     return create_app(make_service(worker_settings()))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Run `jobdedup serve` until interrupted (`--workers` > 1: `pipeline.serve_workers`)."""
+    """Run `jobdedup serve` until interrupted (`--workers` > 1: `pipeline.service.workers`)."""
     import uvicorn
 
     if args.workers > 1:
-        from jobdedup.pipeline.serve_workers import run_workers
+        from jobdedup.pipeline.service.workers import run_workers
 
         if args.token_file:
             read_token(args.token_file)  # a bad token file stops here, not in each worker
