@@ -2,8 +2,8 @@
 
 A check holds its process's GIL for most of its ~30-70 ms; in one process, concurrent checks queue
 behind each other on one core. Here uvicorn's supervisor binds the socket and starts N worker
-processes (spawned, not forked), each a whole service (`pipeline.service.app.Service`: its model, read
-connections, a key cache mapping the decoded key parts that all of them share through
+processes (spawned, not forked), each a whole service (`pipeline.service.state.Service`: its model,
+read connections, a key cache mapping the decoded key parts that all of them share through
 `pipeline.index.key_files`). The workers' writes go to one writer child that the supervisor
 starts with the first write (`pipeline.service.writer.WriterBroker`; one writer for all, as one
 would do: a child per worker kept N alive under a steady stream of adds, ~0.7 GB each at
@@ -13,7 +13,7 @@ progress uncommitted.
 
 The workers get the command line's settings through an environment variable (`SETTINGS`): paths
 and numbers only (the token stays in its file; each worker reads it), and the broker's socket and
-key; each builds its app with `pipeline.service.app.worker_app`.
+key; each builds its app with `pipeline.service.command.worker_app`.
 
 Example:
     jobdedup serve --index ads.jdx --workers 2
@@ -94,7 +94,7 @@ def supervise() -> int:
     settings["writer"] = [broker.address, broker.authkey.hex()] if broker is not None else None
     os.environ[SETTINGS] = json.dumps(settings)
     config = uvicorn.Config(
-        "jobdedup.pipeline.service.app:worker_app",
+        "jobdedup.pipeline.service.command:worker_app",
         factory=True,
         host=settings["host"],
         port=settings["port"],
