@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     from jobdedup.pipeline.index.cli import add_index_parser
 
     add_index_parser(commands, _common)
-    from jobdedup.pipeline.serve import add_serve_parser
+    from jobdedup.pipeline.service.command import add_serve_parser
 
     add_serve_parser(commands, _common)
     return parser
@@ -430,7 +430,7 @@ def _command(name: str):
 
         return cmd_index
     if name == "serve":
-        from jobdedup.pipeline.serve import cmd_serve
+        from jobdedup.pipeline.service.command import cmd_serve
 
         return cmd_serve
     return COMMANDS[name]

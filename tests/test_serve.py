@@ -324,7 +324,9 @@ def test_no_ad_text_in_the_log(served):
 
 
 def test_writes_refused_beyond_loopback_without_token(default_model, tmp_path):
-    from jobdedup.pipeline.serve import Service, create_app, is_loopback
+    from jobdedup.pipeline.service.app import create_app
+    from jobdedup.pipeline.service.command import is_loopback
+    from jobdedup.pipeline.service.state import Service
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10")
@@ -345,7 +347,8 @@ def test_writes_refused_beyond_loopback_without_token(default_model, tmp_path):
 def test_a_slow_check_logs_where_its_time_went_without_ad_text(default_model, test_ads, tmp_path, caplog):
     """A check over `--slow-check-ms` (default 500) leaves one warning with its wait for a reader
     and its steps (a stall in the log then says where it was); a fast one leaves none; no ad text."""
-    from jobdedup.pipeline.serve import Service, create_app
+    from jobdedup.pipeline.service.app import create_app
+    from jobdedup.pipeline.service.state import Service
 
     path = tmp_path / "ads.jdx"
     with Index.open(path) as index:
@@ -379,8 +382,9 @@ def test_guard_logs_each_request_answers_a_failure_500_and_keeps_serving(
     """The service's own middleware: one log line per request (status, ads, no ad text); a
     failure inside an endpoint is a JSON 500 and one error line, and the next request is served;
     a token in bytes that are not ASCII is refused (401), not a failure."""
-    from jobdedup.pipeline import serve
-    from jobdedup.pipeline.serve import Service, create_app
+    from jobdedup.pipeline.service import app
+    from jobdedup.pipeline.service.app import create_app
+    from jobdedup.pipeline.service.state import Service
 
     path = tmp_path / "ads.jdx"
     with Index.open(path) as index:
@@ -395,7 +399,7 @@ def test_guard_logs_each_request_answers_a_failure_500_and_keeps_serving(
             answers = [await client.post("/v1/check", json=ad, headers=good)]
             answers.append(await client.get("/v1/stats", headers={"Authorization": "Bearer s3crét".encode()}))
             with monkeypatch.context() as patch:
-                patch.setattr(serve, "check_response", lambda *_: 1 / 0)
+                patch.setattr(app, "check_response", lambda *_: 1 / 0)
                 answers.append(await client.post("/v1/check", json=ad, headers=good))
             answers.append(await client.post("/v1/check", json=ad, headers=good))
             return answers
@@ -616,7 +620,7 @@ def test_check_response_is_plain_json_with_nulls_and_duplicates_best_first():
     """`check_response` turns a check's frames into JSON types: numpy scalars to Python, NA, NaN
     and NaT to null; each ad's duplicates come best first, a pair within the batch on both ads."""
     from jobdedup.pipeline.index.results import AddResult
-    from jobdedup.pipeline.serve import check_response
+    from jobdedup.pipeline.service.answers import check_response
 
     pairs = pd.DataFrame(
         {
@@ -660,12 +664,12 @@ def test_service_reads_another_process_commit_before_a_request_does(
     """After a commit by another writer, the service's background refresh builds the key cache's
     view of the new state and what checks derive from it (the name-word table), so the first
     check after the commit does not pay for them; then it gives the heap's freed pages back."""
-    from jobdedup.pipeline import serve_readers
-    from jobdedup.pipeline.serve import Service
-    from jobdedup.pipeline.serve_readers import REFRESH_SECONDS
+    from jobdedup.pipeline.service import readers
+    from jobdedup.pipeline.service.readers import REFRESH_SECONDS
+    from jobdedup.pipeline.service.state import Service
 
     trims: list[float] = []
-    monkeypatch.setattr(serve_readers, "trim_heap", lambda: trims.append(time.monotonic()))
+    monkeypatch.setattr(readers, "trim_heap", lambda: trims.append(time.monotonic()))
     path = tmp_path / "ads.jdx"
     with Index.open(path) as index:
         index.add(test_ads.iloc[:40], default_model)

@@ -1,4 +1,4 @@
-"""`pipeline.serve_readers`: the service's readers stay on a built state while the next is built,
+"""`pipeline.service.readers`: the service's readers stay on a built state while the next is built,
 follow writes before a write is answered, and let the write-ahead log restart."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from jobdedup.pipeline.index import Index
 from jobdedup.pipeline.index.cache import KeyCache
-from jobdedup.pipeline.serve_readers import PinnedReaders, ReadyBoard
+from jobdedup.pipeline.service.readers import PinnedReaders, ReadyBoard
 
 pytestmark = pytest.mark.service
 

@@ -1,11 +1,11 @@
-"""`pipeline.serve_writer`: the service's writes in a child process, with the store's errors kept."""
+"""`pipeline.service.writer`: the service's writes in a child process, with the store's errors kept."""
 
 from __future__ import annotations
 
 import pytest
 
 from jobdedup.pipeline.index import Index, IndexLockedError
-from jobdedup.pipeline.serve_writer import WriterProcess
+from jobdedup.pipeline.service.writer import WriterProcess
 
 pytestmark = pytest.mark.service
 
@@ -92,7 +92,7 @@ def test_broker_relays_two_workers_writes_to_one_child(tmp_path, monkeypatch, de
     import tempfile
     from multiprocessing import AuthenticationError
 
-    from jobdedup.pipeline.serve_writer import ModelSettings, RemoteWriter, WriterBroker
+    from jobdedup.pipeline.service.writer import ModelSettings, RemoteWriter, WriterBroker
 
     path = tmp_path / "ads.jdx"
     model = ModelSettings(
@@ -125,14 +125,14 @@ def test_broker_relays_two_workers_writes_to_one_child(tmp_path, monkeypatch, de
 
 
 def test_the_workers_supervisor_imports_neither_pandas_nor_lightgbm():
-    """`serve --workers` execs its supervisor as `python -m jobdedup.pipeline.serve_workers`: what that
+    """`serve --workers` execs its supervisor as `python -m jobdedup.pipeline.service.workers`: what that
     module and the writer broker import must stay light (pandas, pyarrow and LightGBM made the
     supervisor 173 MB of PSS at 1,000,000 ads, for nothing it used)."""
     import subprocess
     import sys
 
     probe = (
-        "import sys, jobdedup.pipeline.serve_workers, jobdedup.pipeline.serve_writer, uvicorn.supervisors; "
+        "import sys, jobdedup.pipeline.service.workers, jobdedup.pipeline.service.writer, uvicorn.supervisors; "
         "print(sorted(m for m in ('pandas', 'pyarrow', 'lightgbm', 'numba', 'sklearn') if m in sys.modules))"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -400,7 +400,7 @@ class CachedSqliteStore(SqliteStore):
 
         The service's readers are pinned: a commit then changes nothing under them until the
         service has built the new state's view and derived tables in the background and moves
-        them on (`pipeline.serve`), so no check waits for that build.
+        them on (`pipeline.service.readers`), so no check waits for that build.
         """
         self.unpin()
         self.db.execute("BEGIN")

@@ -407,7 +407,7 @@ class SqliteStore(StoreReads):
             with contextlib.suppress(sqlite3.OperationalError):
                 # Without waiting: a truncating checkpoint waits for every reader to leave the log
                 # and holds off writers meanwhile, and a service's readers never all leave it
-                # (`pipeline.serve_readers`): a CLI `index add` then blocked the service's writes
+                # (`pipeline.service.readers`): a CLI `index add` then blocked the service's writes
                 # for its whole --wait. With readers, this copies what it can, as a passive one.
                 self.db.execute("PRAGMA busy_timeout = 0")
                 self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -12,7 +12,7 @@ nothing); the service decides that between requests, so no write is ever sent to
 
 Only small things cross the pipe: the ads of a request in, their groups and merges out.
 
-With `--workers N` (`pipeline.serve_workers`) there is one child for all workers: uvicorn's
+With `--workers N` (`pipeline.service.workers`) there is one child for all workers: uvicorn's
 supervisor runs a `WriterBroker`, which owns the `WriterProcess` and relays the workers' writes
 (`RemoteWriter`, over a Unix socket in Linux's abstract namespace) to it, one at a time.
 

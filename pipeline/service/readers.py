@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from jobdedup.pipeline.serve_writer import trim_heap
+from jobdedup.pipeline.service.writer import trim_heap
 
 REFRESH_SECONDS = 0.05  # how often the refresh thread looks for a commit
 CURRENT_SECONDS = 10.0  # longest a write's answer waits for the other service processes to follow it

@@ -2,10 +2,10 @@
 
 A check holds its process's GIL for most of its ~30-70 ms; in one process, concurrent checks queue
 behind each other on one core. Here uvicorn's supervisor binds the socket and starts N worker
-processes (spawned, not forked), each a whole service (`pipeline.serve.Service`: its model, read
-connections, a key cache mapping the decoded key parts that all of them share through
+processes (spawned, not forked), each a whole service (`pipeline.service.state.Service`: its model,
+read connections, a key cache mapping the decoded key parts that all of them share through
 `pipeline.index.key_files`). The workers' writes go to one writer child that the supervisor
-starts with the first write (`pipeline.serve_writer.WriterBroker`; one writer for all, as one
+starts with the first write (`pipeline.service.writer.WriterBroker`; one writer for all, as one
 would do: a child per worker kept N alive under a steady stream of adds, ~0.7 GB each at
 1,000,000 ads); every worker's cache follows every commit. Workers and writer die with the
 supervisor (Linux parent-death signal), so a SIGKILL of the service still leaves an add in
@@ -13,7 +13,7 @@ progress uncommitted.
 
 The workers get the command line's settings through an environment variable (`SETTINGS`): paths
 and numbers only (the token stays in its file; each worker reads it), and the broker's socket and
-key; each builds its app with `pipeline.serve.worker_app`.
+key; each builds its app with `pipeline.service.command.worker_app`.
 
 Example:
     jobdedup serve --index ads.jdx --workers 2
@@ -59,7 +59,7 @@ def run_workers(args: argparse.Namespace, writes_allowed: bool) -> int:
     1,000,000 indexed ads), which the supervisor never uses: it hands the settings over to a fresh
     interpreter running `supervise` (same process id, same standard streams) and is replaced by it.
     """
-    from jobdedup.pipeline.serve_writer import ARENA_LIMIT_VARIABLE, HEAP_ARENAS
+    from jobdedup.pipeline.service.writer import ARENA_LIMIT_VARIABLE, HEAP_ARENAS
 
     settings = {k: _plain(getattr(args, k, None)) for k in _PASSED}
     settings.update(workers=args.workers, writes_allowed=writes_allowed)
@@ -71,7 +71,7 @@ def run_workers(args: argparse.Namespace, writes_allowed: bool) -> int:
     os.environ.setdefault(ARENA_LIMIT_VARIABLE, str(HEAP_ARENAS))
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(sys.executable, [sys.executable, "-m", "jobdedup.pipeline.serve_workers"])
+    os.execv(sys.executable, [sys.executable, "-m", "jobdedup.pipeline.service.workers"])
     return 1  # (not reached)
 
 
@@ -84,7 +84,7 @@ def supervise() -> int:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    from jobdedup.pipeline.serve_writer import ModelSettings, WriterBroker
+    from jobdedup.pipeline.service.writer import ModelSettings, WriterBroker
 
     settings = json.loads(os.environ[SETTINGS])
     broker = None
@@ -94,7 +94,7 @@ def supervise() -> int:
     settings["writer"] = [broker.address, broker.authkey.hex()] if broker is not None else None
     os.environ[SETTINGS] = json.dumps(settings)
     config = uvicorn.Config(
-        "jobdedup.pipeline.serve:worker_app",
+        "jobdedup.pipeline.service.command:worker_app",
         factory=True,
         host=settings["host"],
         port=settings["port"],
