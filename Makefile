@@ -46,15 +46,15 @@ model: $(STAMP)
 
 ## labels: regenerate the bundled labelled sample from ../shared (needs the real corpus)
 labels: $(STAMP)
-	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
-	$(BIN)/python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet --ads ../shared/data/more_ads.parquet --out data
-	$(BIN)/python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
+	$(BIN)/python -m labelling.make_labels --ads ../shared/data/real_ads.parquet --out data --n-base 940 --seed 13
+	$(BIN)/python -m labelling.natural_bundle --ads ../shared/data/real_ads.parquet --ads ../shared/data/more_ads.parquet --out data
+	$(BIN)/python -m labelling.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
 
 ## lint: ruff check and format check (ruff 0.17.6, installed on demand)
 lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff==0.17.6
-	$(BIN)/python -m ruff check jobdedup pipeline features models data tests benchmarks setup.py
-	$(BIN)/python -m ruff format --check jobdedup pipeline features models data tests benchmarks setup.py
+	$(BIN)/python -m ruff check jobdedup pipeline features models data labelling tests benchmarks setup.py
+	$(BIN)/python -m ruff format --check jobdedup pipeline features models data labelling tests benchmarks setup.py
 
 clean:
 	rm -rf out .pytest_cache

@@ -6,7 +6,7 @@ installed under one import package, `jobdedup`: `jobdedup.pipeline`, `jobdedup.f
 without `__init__.py`, such as data/judgements/, is a namespace package holding package data).
 `package_dir` maps each of the four names to its folder, for the wheel and for the editable
 install (`pip install -e .`) alike. The package `jobdedup` itself is the folder jobdedup/ (its
-`__init__.py` only); tests/ and benchmarks/ are not installed.
+`__init__.py` only); labelling/, tests/ and benchmarks/ are not installed.
 """
 
 from setuptools import find_namespace_packages, setup

@@ -1,6 +1,6 @@
 """Realistic benchmark corpora of 10,000 to 1,000,000 ads, built from the labelled generator's output.
 
-The generator (`data.make_labels`, run by `make labels` into `out/labels_full/`) turns the real ads
+The generator (`labelling.make_labels`, run by `make labels` into `out/labels_full/`) turns the real ads
 of `../shared` into ~11,000 ads with reposts and hard negatives. To reach larger sizes, that set is
 replicated, each replica r spelling its text fields (description, title, company, contact) with its
 own substitution of the letters of each script (Latin, Hebrew, CJK, ...) and of the 10 digits

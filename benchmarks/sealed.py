@@ -1,7 +1,7 @@
 """Score a model on the sealed test: pair precision and recall of its groups on two corpora of
 `../shared/data/more_ads.parquet` that no rule, setting or training ever saw (issue 50).
 
-The pairs were drawn once by `jobdedup.data.draw_sealed` (disjoint strata, each uniform, pool
+The pairs were drawn once by `labelling.draw_sealed` (disjoint strata, each uniform, pool
 sizes in `data/judgements/sealed/strata.csv`) and read blind once by three readers, 10 % twice
 (`data/judgements/sealed/round50_*`). A pair's label is its first read; a pair whose second read
 says 1 where the first says 0 (or the reverse) counts as unsure. The model deduplicates the ads of
@@ -22,10 +22,10 @@ from pathlib import Path
 import pandas as pd
 
 from jobdedup.data import sealed_ads
-from jobdedup.data.assemble_judgements import JUDGEMENTS, _readers, agreement, split_reads
 from jobdedup.models.metrics import stratified_estimate
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
+from labelling.assemble_judgements import JUDGEMENTS, _readers, agreement, split_reads
 
 ROOT = Path(__file__).resolve().parent.parent
 MORE_ADS = ROOT.parent / "shared" / "data" / "more_ads.parquet"

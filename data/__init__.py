@@ -1,8 +1,8 @@
-"""Bundled labelled sample, the lists of its labelled sets, and the scripts that make it.
+"""Bundled labelled sample and the lists of its labelled sets (the scripts that make it: `labelling`).
 
 `SYNTHETIC_SETS` are synthetic reposts and hard negatives made from real ads
-(`python -m jobdedup.data.make_labels`); `NATURAL_SETS` the hand-judged natural pairs with their ads
-(`python -m jobdedup.data.natural_bundle`), the demo's train / test split of rounds 1-4 and the later
+(`python -m labelling.make_labels`); `NATURAL_SETS` the hand-judged natural pairs with their ads
+(`python -m labelling.natural_bundle`), the demo's train / test split of rounds 1-4 and the later
 rounds (`natural_pairs_late.csv`). `TRAINING_SETS` train the demo's model and `HELD_OUT_SETS`
 evaluate it (other corpora and employers); the shipped default model is trained on
 `ALL_LABELLED_SETS` (`make model`). Every training weighs a natural pair `NATURAL_PAIR_WEIGHT`

@@ -96,7 +96,7 @@ def stratified_estimate(
     labelled: pd.DataFrame, pool_sizes: pd.Series, resamples: int = 2000, seed: int = 0
 ) -> dict[str, float]:
     """Precision and recall of a model's groups over a pool of pairs cut into strata, each
-    sampled uniformly and judged by readers (`data/draw_sealed.py`).
+    sampled uniformly and judged by readers (`labelling/draw_sealed.py`).
 
     Every labelled pair stands for `pool_size / drawn` pool pairs of its stratum. Precision is
     the weighted share of duplicates among labelled pairs the model puts in one group; recall the

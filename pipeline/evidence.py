@@ -68,7 +68,7 @@ word holding a digit ("Req ID: 12903")."""
 
 
 COMMON_WORDS_FILE = Path(__file__).resolve().parent.parent / "features" / "common_words.txt"
-"""Words the texts of many employers use (made by `data.make_common_words`): never employer names."""
+"""Words the texts of many employers use (made by `labelling.make_common_words`): never employer names."""
 
 
 def _word_hashes(words: list[str]) -> np.ndarray:

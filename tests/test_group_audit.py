@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jobdedup.data.draw_group_sample import assemble, draw, group_page
 from jobdedup.models.group_audit import GROUP_VERDICTS, read_groups
+from labelling.draw_group_sample import assemble, draw, group_page
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEFINITION_RULE = "definition's "

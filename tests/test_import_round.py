@@ -1,4 +1,4 @@
-"""`data.import_round`: a round of readers' files brought into data/judgements/, checked row by row."""
+"""`labelling.import_round`: a round of readers' files brought into data/judgements/, checked row by row."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jobdedup.data.assemble_judgements import JUDGEMENTS, ROUNDS
-from jobdedup.data.import_round import RoundError, import_round
+from labelling.assemble_judgements import JUDGEMENTS, ROUNDS
+from labelling.import_round import RoundError, import_round
 
 
 def _round_as_drawn(number: int, into: Path) -> Path:
@@ -120,7 +120,7 @@ def test_a_pair_read_twice_by_one_reader_stops(tmp_path):
 @pytest.mark.slow
 def test_command_line_prints_the_round_and_a_bad_row_as_one_line(tmp_path):
     source = _round_as_drawn(13, tmp_path / "judging13")
-    command = [sys.executable, "-m", "jobdedup.data.import_round", "13", str(source)]
+    command = [sys.executable, "-m", "labelling.import_round", "13", str(source)]
     done = subprocess.run(
         [*command, "--judgements", str(tmp_path / "a")], capture_output=True, text=True, check=False
     )

@@ -1,4 +1,4 @@
-"""Tests of the labelled-data generator (data.make_labels) on the bundled sample."""
+"""Tests of the labelled-data generator (labelling.make_labels) on the bundled sample."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jobdedup.data import textops as tx
-from jobdedup.data.make_labels import generate, norm_name, pair_jaccards
+from labelling import textops as tx
+from labelling.make_labels import generate, norm_name, pair_jaccards
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jobdedup.data.assemble_judgements import COLUMNS, assemble, contradictions
 from jobdedup.models.dup_types import DUP_TYPES
+from labelling.assemble_judgements import COLUMNS, assemble, contradictions
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 STRATA = {
@@ -108,7 +108,7 @@ def test_blind_second_reads_agree(assembled):
 def test_accepted_sample_labels_are_what_the_readers_wrote(labels: str, judgements: str):
     """data/accepted_sample_labels.csv (the default model's uniform accepted sample) is exactly
     the readers' decided judgements joined to the drawn pairs, each marked `sample=accepted`."""
-    from jobdedup.data.draw_accepted_sample import assemble as assemble_accepted
+    from labelling.draw_accepted_sample import assemble as assemble_accepted
 
     folder = Path(__file__).resolve().parent.parent / "data"
     committed = pd.read_csv(folder / labels, dtype=str, keep_default_na=False)

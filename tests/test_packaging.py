@@ -20,12 +20,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("pipeline", "features", "models", "data")
-OLD_NAMES = (*FOLDERS, "tests", "benchmarks")
+OLD_NAMES = (*FOLDERS, "labelling", "tests", "benchmarks")
 
 
 def _python_sources() -> Iterator[tuple[str, str]]:
     """(where, source) of every Python file of the project and every notebook code cell."""
-    for folder in (*FOLDERS, "jobdedup", "tests", "benchmarks"):
+    for folder in (*FOLDERS, "jobdedup", "labelling", "tests", "benchmarks"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
@@ -57,7 +57,7 @@ def test_commands_name_the_installed_modules() -> None:
     quoted = re.compile(rf"([\"']){old}(?:\.\w+)+\1")
     data_file = re.compile(r"\.(?:parquet|csv|json|jsonl|md|txt|png|py|html)[\"']$")
     files = [ROOT / "Makefile", ROOT / "README.md", *ROOT.glob(".ci/*")]
-    for folder in (*FOLDERS, "tests", "benchmarks", "notebooks"):
+    for folder in (*FOLDERS, "labelling", "tests", "benchmarks", "notebooks"):
         files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md", ".ipynb")]
     found = []
     for path in files:

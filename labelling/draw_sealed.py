@@ -1,6 +1,6 @@
 """Draw the sealed test's pairs: disjoint strata, each uniform, with its size kept for weighting.
 
-    python -m jobdedup.data.draw_sealed --ads ../shared/data/more_ads.parquet --out out/sealed \
+    python -m labelling.draw_sealed --ads ../shared/data/more_ads.parquet --out out/sealed \
         [--model models/default/model.json] [--seed 50] [--readers 3]
 
 The ads of the sealed corpora (`data/SEALED_CORPORA.txt`) are deduplicated by the model; the pool is
@@ -30,11 +30,11 @@ import numpy as np
 import pandas as pd
 
 from jobdedup.data import sealed_ads
-from jobdedup.data.draw_pairs_to_judge import _facts, _pool, write_round
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
+from labelling import REPO
+from labelling.draw_pairs_to_judge import _facts, _pool, write_round
 
-HERE = Path(__file__).resolve().parent
 QUOTAS = {"in_group": 150, "apart_near": 75, "apart_same_employer": 65, "apart_scored": 30, "apart_rest": 20}
 
 
@@ -87,7 +87,7 @@ def main() -> None:
         "--ads", type=Path, required=True, help="more_ads.parquet (only sealed corpora are used)"
     )
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--model", type=Path, default=HERE.parent / "models/default/model.json")
+    parser.add_argument("--model", type=Path, default=REPO / "models/default/model.json")
     parser.add_argument("--readers", type=int, default=3)
     parser.add_argument("--seed", type=int, default=50)
     args = parser.parse_args()

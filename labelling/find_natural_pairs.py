@@ -1,6 +1,6 @@
 """Propose candidate pairs of natural duplicates / hard negatives in the real ads, for hand judging.
 
-Run:  python -m jobdedup.data.find_natural_pairs --ads ../shared/data/real_ads.parquet --out /tmp/candidates.parquet
+Run:  python -m labelling.find_natural_pairs --ads ../shared/data/real_ads.parquet --out /tmp/candidates.parquet
 
 Strata (a pair may qualify for several; it is listed once, under the first that applies, in this order):
   a  identical normalised description (>= 50 chars) on a different site or url

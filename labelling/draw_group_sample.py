@@ -1,8 +1,8 @@
 """Draw uniform samples of a model's final groups for readers to read whole, and assemble their
 verdicts into the file `benchmarks.quality` counts (`data/group_audit_labels.csv`).
 
-    python -m jobdedup.data.draw_group_sample draw --ads ../shared/data/real_ads.parquet --groups out/real/groups.parquet --out out/group_judging
-    python -m jobdedup.data.draw_group_sample assemble --judging out/group_judging --out data/group_audit_labels.csv
+    python -m labelling.draw_group_sample draw --ads ../shared/data/real_ads.parquet --groups out/real/groups.parquet --out out/group_judging
+    python -m labelling.draw_group_sample assemble --judging out/group_judging --out data/group_audit_labels.csv
 
 `draw` takes two samples of `dedup`'s `groups.parquet`: `--size` groups drawn uniformly from the
 groups of 2+ ads (seed `--seed`) and `--size-large` from those of 3+ ads (seed `--seed-large`).

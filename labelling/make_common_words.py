@@ -1,6 +1,6 @@
 """Write `features/common_words.txt`: words that do not identify an employer.
 
-    python -m jobdedup.data.make_common_words --ads ../shared/data/real_ads.parquet
+    python -m labelling.make_common_words --ads ../shared/data/real_ads.parquet
 
 A word that the texts of many different employers use ("data", "share", "energy", "london",
 "microsoft" as a skill) says nothing about which employer an ad names, so it never counts as a
@@ -20,8 +20,9 @@ import pandas as pd
 
 from jobdedup.features.normalize import normalize_company
 from jobdedup.pipeline.clean import strip_markup
+from labelling import REPO
 
-OUT = Path(__file__).resolve().parent.parent / "features" / "common_words.txt"
+OUT = REPO / "features" / "common_words.txt"
 _WORD = re.compile(r"\w+")
 
 

@@ -1,8 +1,8 @@
 """Bring one round of readers' judgements into `data/judgements/`, checked.
 
-    python -m jobdedup.data.import_round 14 out/judging14
+    python -m labelling.import_round 14 out/judging14
 
-A round is drawn by `data.draw_pairs_to_judge` into a directory (`pairs.csv`, `assignments.csv`,
+A round is drawn by `labelling.draw_pairs_to_judge` into a directory (`pairs.csv`, `assignments.csv`,
 `batch_<k>.csv`), and each reader k writes `labels_<k>.csv` there (`pair_id,label,dup_type,reason`,
 see `data/judgements/READER_BRIEF.md`). This step checks every reader's file — each row a pair of
 that reader's batch, read once, `label` 1 / 0 / unsure, `dup_type` one of the definition's types
@@ -28,8 +28,8 @@ from typing import Any
 
 import pandas as pd
 
-from jobdedup.data.assemble_judgements import JUDGEMENTS, disagreements, split_reads
 from jobdedup.pipeline.io.contract import DUP_TYPES
+from labelling.assemble_judgements import JUDGEMENTS, disagreements, split_reads
 
 PAIR_COLUMNS = ["pair_id", "ad_id_a", "ad_id_b", "stratum", "corpus", "probability", "same_group"]
 """The columns of `round<N>_pairs.csv` (as `draw_pairs_to_judge` writes them, model facts trimmed)."""
@@ -148,7 +148,7 @@ def main() -> None:
     for key, value in summary.items():
         print(f"{key}: {value}")
     if summary["disagreements"]:
-        print("adjudicate the disagreements in adjudications.csv, then run data.assemble_judgements")
+        print("adjudicate the disagreements in adjudications.csv, then run labelling.assemble_judgements")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
 """Draw a uniform sample of the pairs a model accepts on the real ads for readers to judge, and
 assemble their judgements into a labels file `jobdedup evaluate` estimates precision from.
 
-    python -m jobdedup.data.draw_accepted_sample draw --groups out/real/groups.parquet --size 240 --readers 4 --out out/judging
-    python -m jobdedup.data.draw_accepted_sample assemble --judging out/judging --out data/accepted_sample_labels.csv
+    python -m labelling.draw_accepted_sample draw --groups out/real/groups.parquet --size 240 --readers 4 --out out/judging
+    python -m labelling.draw_accepted_sample assemble --judging out/judging --out data/accepted_sample_labels.csv
 
 The pairs are every pair of ads inside one final group of `dedup`'s `groups.parquet` (what a user
 of the groups takes as duplicates), sampled uniformly with `pipeline.label_loop.sample_accepted`
 (the sampler `jobdedup label --sample accepted` uses), pairs already labelled included so that the
 sample stays uniform. Writes `accepted_pairs.csv` (pair_id, ad_id_a, ad_id_b) and one
-`accepted_batch_K.csv` per reader for `data.show_pair --batch`; readers write
+`accepted_batch_K.csv` per reader for `labelling.show_pair --batch`; readers write
 `accepted_labels_K.csv` (pair_id, label, dup_type, reason) as `data/judgements/READER_BRIEF.md`
 says. `assemble` joins them to the pairs: `ad_id_a, ad_id_b, label, dup_type, sample, reason`
 (`sample` = accepted; unsure pairs are left out and counted).

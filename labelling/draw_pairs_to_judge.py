@@ -1,6 +1,6 @@
 """Draw pairs of real ads for judging by reading, so that the labels measure the product as used.
 
-    python -m jobdedup.data.draw_pairs_to_judge --ads ../shared/data/real_ads.parquet --out out/judging \
+    python -m labelling.draw_pairs_to_judge --ads ../shared/data/real_ads.parquet --out out/judging \
         [--model models/default/model.json] [--seed 13] [--readers 8] \
         [--quota STRATUM=N ...] [--focus CORPUS ...] [--prefix p]
 
@@ -45,8 +45,8 @@ import pandas as pd
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.io import read_ads
 from jobdedup.pipeline.training import pair_corpora
+from labelling import DATA, REPO
 
-HERE = Path(__file__).resolve().parent
 QUOTAS = {
     "group_uniform": 300,
     "uncertain": 220,
@@ -288,7 +288,7 @@ def write_round(out: Path, drawn: pd.DataFrame, readers: int, seed: int) -> None
 def _judged_pairs() -> set[tuple[str, str]]:
     """Every pair any reader has read: natural pairs, accepted samples and their raw judgements."""
     judged: set[tuple[str, str]] = set()
-    for path in [*HERE.glob("*.csv"), *(HERE / "judgements").rglob("*.csv")]:
+    for path in [*DATA.glob("*.csv"), *(DATA / "judgements").rglob("*.csv")]:
         frame = pd.read_csv(path, dtype=str)
         if {"ad_id_a", "ad_id_b"} <= set(frame.columns):
             judged |= {(min(a, b), max(a, b)) for a, b in zip(frame["ad_id_a"], frame["ad_id_b"])}
@@ -302,7 +302,7 @@ def main() -> None:
     )
     parser.add_argument("--ads", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--model", type=Path, default=HERE.parent / "models/default/model.json")
+    parser.add_argument("--model", type=Path, default=REPO / "models/default/model.json")
     parser.add_argument("--readers", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(

@@ -1,7 +1,7 @@
 """Bundle the hand-checked natural pairs with their ads, split like the synthetic data.
 
 Pairs whose ads both come from training corpora go to training; pairs touching a test corpus
-(`data.make_labels.DEFAULT_TEST_CORPORA`) are held out. The later rounds (`natural_pairs_late.csv`,
+(`labelling.make_labels.DEFAULT_TEST_CORPORA`) are held out. The later rounds (`natural_pairs_late.csv`,
 read after that split was fixed) only get their ads bundled: `make model` trains on them, the
 demo's split does not hold them. Writes, into `--out`:
 
@@ -10,7 +10,7 @@ demo's split does not hold them. Writes, into `--out`:
 - `natural_late_ads.parquet` (the pairs stay in `natural_pairs_late.csv`)
 
 Run (needs the real corpora, which are not bundled; the later rounds read ads of both files):
-    python -m jobdedup.data.natural_bundle --ads ../shared/data/real_ads.parquet \
+    python -m labelling.natural_bundle --ads ../shared/data/real_ads.parquet \
         --ads ../shared/data/more_ads.parquet --out data
 """
 
@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobdedup.data.make_labels import DEFAULT_TEST_CORPORA
+from labelling import DATA
+from labelling.make_labels import DEFAULT_TEST_CORPORA
 
-PAIRS_FILE = Path(__file__).resolve().parent / "natural_pairs.csv"
-LATE_PAIRS_FILE = Path(__file__).resolve().parent / "natural_pairs_late.csv"
+PAIRS_FILE = DATA / "natural_pairs.csv"
+LATE_PAIRS_FILE = DATA / "natural_pairs_late.csv"
 PAIR_COLUMNS = ["ad_id_a", "ad_id_b", "label", "dup_type", "stratum", "reason"]
 
 

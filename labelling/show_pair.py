@@ -1,7 +1,7 @@
 """Print pairs of real ads in full for a reader who judges them (plain text, one ad after the other).
 
-    python -m jobdedup.data.show_pair --ads ../shared/data/real_ads.parquet --batch out/judging/batch_0.csv --from 0 --count 10
-    python -m jobdedup.data.show_pair --ads ../shared/data/real_ads.parquet ID_A ID_B
+    python -m labelling.show_pair --ads ../shared/data/real_ads.parquet --batch out/judging/batch_0.csv --from 0 --count 10
+    python -m labelling.show_pair --ads ../shared/data/real_ads.parquet ID_A ID_B
 
 Every field of both ads, then description A in full (HTML turned into text), then description B:
 in full, or — when B is mostly A's words in A's order — as A's text with every difference marked

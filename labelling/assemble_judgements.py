@@ -1,6 +1,6 @@
 """Assemble the hand-judged natural pairs from the readers' raw judgements.
 
-    python -m jobdedup.data.assemble_judgements
+    python -m labelling.assemble_judgements
 
 Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
 
@@ -10,7 +10,7 @@ Reads `data/judgements/` (see data/NATURAL_PAIRS.md):
 - `round2_pairs.csv`, `round2_assignments.csv`, `round2_reader_<k>.csv` — 1,650 new pairs
   (2026-11-24), 10 % of them read twice, blind, by two readers;
 - `round<N>_*` for the later `ROUNDS` (3-13, 2026-11-25 to 2026-12-01) — new pairs in the same
-  three files, 10 % of each round read twice, blind, brought in by `data.import_round`; which
+  three files, 10 % of each round read twice, blind, brought in by `labelling.import_round`; which
   corpora and model each round was drawn with is in data/NATURAL_PAIRS.md;
 - `adjudications.csv` — decisions on pairs whose two reads disagree, on pairs that a later
   convention settled, and on labels that contradict each other (a~c and b~c one vacancy, a~b two;
@@ -31,11 +31,12 @@ from pathlib import Path
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-HERE = Path(__file__).resolve().parent
-JUDGEMENTS = HERE / "judgements"
+from labelling import DATA
+
+JUDGEMENTS = DATA / "judgements"
 ROUNDS = tuple(sorted(int(path.name[5:].split("_")[0]) for path in JUDGEMENTS.glob("round*_pairs.csv")))
 """Rounds of new pairs (2 on): each round<N>_pairs.csv, round<N>_assignments.csv and
-round<N>_reader_<k>.csv in `JUDGEMENTS`, as `data.import_round` writes them."""
+round<N>_reader_<k>.csv in `JUDGEMENTS`, as `labelling.import_round` writes them."""
 FIRST_LATE_ROUND = 5
 LATE_ROUNDS = tuple(str(number) for number in ROUNDS if number >= FIRST_LATE_ROUND)
 """Rounds read after the demo's train / test split was fixed: `natural_pairs_late.csv`, which `make
@@ -187,7 +188,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--out", type=Path, default=DATA)
     args = parser.parse_args()
     decided, unsure, figures = assemble()
     late = decided["round"].isin(LATE_ROUNDS)

@@ -18,9 +18,9 @@ import re
 
 import numpy as np
 
-from jobdedup.data import textops as tx
-from jobdedup.data.places import REGIONS, Place, region_name, with_town
-from jobdedup.data.reposts import (
+from labelling import textops as tx
+from labelling.places import REGIONS, Place, region_name, with_town
+from labelling.reposts import (
     MONEY_RE,
     REF_RE,
     Context,

@@ -1,12 +1,12 @@
 """Make labelled duplicate data from real job ads: distinct real vacancies, synthetic reposts, hard negatives.
 
-    python -m jobdedup.data.make_labels --ads ../shared/data/real_ads.parquet --out DIR [--n-base N] [--seed S]
+    python -m labelling.make_labels --ads ../shared/data/real_ads.parquet --out DIR [--n-base N] [--seed S]
                                [--test-corpora C1 C2 ...]
 
 1. Real ads are clustered into vacancies (5-word-shingle Jaccard >= 0.3 of descriptions, or the same
    normalised title + company); one ad per cluster may become a base ad, so no two bases are the same job.
 2. The split is by corpus: test corpora never share a vacancy or a (normalised) company with train ones.
-3. Each base gets 0-4 reposts (`data.reposts`) and sometimes a hard negative (`data.negatives`), which
+3. Each base gets 0-4 reposts (`labelling.reposts`) and sometimes a hard negative (`labelling.negatives`), which
    is its own vacancy and may be reposted as well.
 Output per split: `<split>_ads.parquet` (contract columns + `corpus`, `origin`) and
 `<split>_labels.parquet` (`ad_id`, `group_id`), all columns strings, zstd.
@@ -26,10 +26,10 @@ import pyarrow.parquet as pq
 from datasketch import MinHash, MinHashLSH
 from rapidfuzz import fuzz, process
 
-from jobdedup.data import textops as tx
-from jobdedup.data.negatives import make_negative
-from jobdedup.data.places import towns_by_country
-from jobdedup.data.reposts import GENDER_RE, LEGAL_RE, context_of, make_repost
+from labelling import textops as tx
+from labelling.negatives import make_negative
+from labelling.places import towns_by_country
+from labelling.reposts import GENDER_RE, LEGAL_RE, context_of, make_repost
 
 COLUMNS = [
     "ad_id",

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from jobdedup.data import textops as tx
-from jobdedup.data.boilerplate import AGENCIES, AGENCY_INTROS, AGENCY_OUTROS, blocks_of
-from jobdedup.data.places import CORPUS_COUNTRY, Place, parse_location, render_location
+from labelling import textops as tx
+from labelling.boilerplate import AGENCIES, AGENCY_INTROS, AGENCY_OUTROS, blocks_of
+from labelling.places import CORPUS_COUNTRY, Place, parse_location, render_location
 
 SITES: dict[str, list[str]] = {
     "GB": ["linkedin", "indeed", "adzuna", "reed", "totaljobs", "cv-library.co.uk", "glassdoor"],
