@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from jobdedup.models.rules import RULES
 
@@ -36,7 +37,8 @@ class DecisionPolicy:
         if step in self.rules:
             return dataclasses.replace(self, rules=tuple(rule for rule in self.rules if rule != step))
         if step in self.switches():
-            return dataclasses.replace(self, **{step: False})
+            switch_off: dict[str, Any] = {step: False}  # (a field named at run time)
+            return dataclasses.replace(self, **switch_off)
         raise ValueError(f"unknown decision step {step!r}")
 
     @staticmethod

@@ -148,17 +148,20 @@ def decisions_markdown() -> str:
         "|---|---|---|",
     ]
     described = {
-        f.name: " ".join(
-            re.search(rf"^\s+{f.name}: (.*?)(?=^\s+\w+: |\Z)", Config.__doc__ or "", flags=re.M | re.S)
-            .group(1)
-            .split()
-        )
+        f.name: _described(f.name)
         for f in fields(Config)
         if f.name in (*THRESHOLD_SETTINGS, *GROUPING_SETTINGS)
     }
     for name in (*THRESHOLD_SETTINGS, *GROUPING_SETTINGS):
         out.append(f"| `{name}` | {getattr(config, name)} | {described[name]} |")
     return "\n".join(out) + "\n"
+
+
+def _described(setting: str) -> str:
+    """What `Config`'s docstring says of `setting`, on one line."""
+    found = re.search(rf"^\s+{setting}: (.*?)(?=^\s+\w+: |\Z)", Config.__doc__ or "", flags=re.M | re.S)
+    assert found is not None, f"Config's docstring does not describe {setting}"
+    return " ".join(found.group(1).split())
 
 
 if __name__ == "__main__":
