@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-spark wheel-check model lint bench labels clean docs
+.PHONY: demo test test-fast test-spark wheel-check model lint typecheck bench labels clean docs
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,11 +50,23 @@ labels: $(STAMP)
 	$(BIN)/python -m labelling.natural_bundle --ads ../shared/data/real_ads.parquet --ads ../shared/data/more_ads.parquet --out data
 	$(BIN)/python -m labelling.make_labels --ads ../shared/data/real_ads.parquet --out out/labels_full --n-base 0
 
-## lint: ruff check and format check (ruff 0.17.6, installed on demand)
+## lint: ruff check and format check (ruff 0.17.6, installed on demand), then `make typecheck`
 lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff==0.17.6
 	$(BIN)/python -m ruff check jobdedup pipeline features models data labelling tests benchmarks setup.py
 	$(BIN)/python -m ruff format --check jobdedup pipeline features models data labelling tests benchmarks setup.py
+	$(MAKE) --no-print-directory typecheck
+
+## typecheck: mypy over pipeline/, features/ and models/ under their installed names jobdedup.*
+## (mypy 2.4.1, installed on demand; settings in pyproject.toml). mypy cannot see the editable
+## install's import hook, so the folders are linked into $(VENV)/typecheck/jobdedup/ first.
+TYPECHECK := $(VENV)/typecheck/jobdedup
+typecheck: $(STAMP)
+	$(BIN)/python -m pip install --quiet mypy==2.4.1
+	mkdir -p $(TYPECHECK)
+	ln -sfn $(CURDIR)/jobdedup/__init__.py $(TYPECHECK)/__init__.py
+	for folder in pipeline features models data; do ln -sfn $(CURDIR)/$$folder $(TYPECHECK)/$$folder; done
+	$(BIN)/python -m mypy -p jobdedup.pipeline -p jobdedup.features -p jobdedup.models
 
 clean:
 	rm -rf out .pytest_cache

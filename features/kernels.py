@@ -29,7 +29,9 @@ def set_kernel_threads(threads: int, work: int, serial_below: int) -> None:
     measured with OpenMP at load 6 on 2 cores), far more than a single ad's or pair's work: the
     thresholds are where the work alone takes about a millisecond. Results do not depend on it.
     """
-    numba.set_num_threads(1 if work < serial_below else max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    # numba.config sets its NUMBA_* names through globals(), which its types do not declare.
+    most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(1 if work < serial_below else max(1, min(threads, most)))
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -78,8 +78,10 @@ def words_other_ad_leaves_unnamed(
     """
     ads, left, right = ads_of_pairs(left, right)
     if len(ads) <= FEW_VALUES:
-        sets = [_row_sets(rows, ads) for rows in (words, *own_places, mentions)]
-        return _few_words_unnamed(*sets, left, right)
+        word_sets, place_sets, area_sets, mention_sets = (
+            _row_sets(rows, ads) for rows in (words, *own_places, mentions)
+        )
+        return _few_words_unnamed(word_sets, place_sets, area_sets, mention_sets, left, right)
     places = union_rows(own_places[0].subset(ads), own_places[1].subset(ads))
     own = difference_rows(words.subset(ads), places)
     named = union_rows(own, mentions.subset(ads))

@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,7 +158,7 @@ def _string_similarity(
     values: pd.Series,
     left: np.ndarray,
     right: np.ndarray,
-    scorer,
+    scorer: Callable[..., float],
     threads: int,
 ) -> np.ndarray:
     """rapidfuzz score in 0..1 for each pair; NaN where either string is missing."""

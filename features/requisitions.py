@@ -153,7 +153,7 @@ def requisition_numbers(titles: pd.Series, texts: pd.Series | None, urls: pd.Ser
     for values, hint, patterns, clean in searches:
         for row, text in matching_values(values, hint) if values is not None else ():
             found.setdefault(row, set()).update(_found(text, patterns, clean))
-    keys = [None] * len(titles)
+    keys: list[tuple[str, ...] | None] = [None] * len(titles)
     for row, items in found.items():
         keys[row] = tuple(sorted({key for key in map(_clean, items) if key})) or None
     return pd.Series(keys, index=titles.index, dtype=object)

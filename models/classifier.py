@@ -215,7 +215,7 @@ class PairClassifier:
         # A few pairs (a single ad checked): one thread. Waking LightGBM's OpenMP threads took 40 ms
         # for 3 pairs on a loaded 2-core machine, 2.7 ms on one thread; same probabilities. The
         # frame becomes one float array first: LightGBM converts a DataFrame anew on every call.
-        options = {"num_threads": 1} if len(features) < SMALL_PREDICT else {}
+        options: dict[str, Any] = {"num_threads": 1} if len(features) < SMALL_PREDICT else {}
         values = self._model_values(features)
         total = np.zeros(len(features))
         for booster in self.boosters_:

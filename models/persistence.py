@@ -64,7 +64,7 @@ def save_model_file(
         raise
 
 
-def load_model_file(path: str | Path) -> tuple[dict[str, Any], list[str]]:
+def load_model_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[str]]:
     """Read and verify a model file; returns (manifest, booster texts) or raises ModelFileError."""
     path = Path(path)
     if not path.is_file():

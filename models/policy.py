@@ -77,7 +77,8 @@ class DecisionPolicy:
         if step in self.rules:
             return dataclasses.replace(self, rules=tuple(rule for rule in self.rules if rule != step))
         if step in self.switches():
-            return dataclasses.replace(self, **{step: False})
+            switch_off: dict[str, Any] = {step: False}  # (a field named at run time)
+            return dataclasses.replace(self, **switch_off)
         raise ValueError(f"unknown decision step {step!r}")
 
     @staticmethod

@@ -102,7 +102,8 @@ def rule_names(features: pd.DataFrame, policy: DecisionPolicy = DEFAULT_POLICY) 
             condition if name in policy.rules else np.zeros_like(condition)
             for condition, name in zip(held, CHECK_ORDER)
         ]
-    return np.select(held, CHECK_ORDER, default=None).astype(object)
+    # numpy's stubs take no None default (nor string choices) for np.select.
+    return np.select(held, CHECK_ORDER, default=None).astype(object)  # type: ignore[call-overload]
 
 
 def apply_rules(

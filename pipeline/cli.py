@@ -12,9 +12,9 @@ import math
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from jobdedup.data import BUNDLED_DATA, HELD_OUT_SETS, TRAINING_SETS, read_sets, sealed_ads
 from jobdedup.models.persistence import ModelFileError
@@ -22,6 +22,9 @@ from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.errors import JobdedupError
 from jobdedup.pipeline.io import read_ads, read_ads_streamed, read_labels
 from jobdedup.pipeline.model_files import model_from_args, write_outputs
+
+if TYPE_CHECKING:  # the engine is imported by the commands that run it
+    from jobdedup.pipeline.engine import Deduplicator, DedupResult
 
 FIGURE_ROWS = [
     ("precision", "precision (same final group)"),
@@ -320,7 +323,9 @@ def print_employer_splits(splits: list, shown: int = 3) -> None:
     )
 
 
-def _evaluate(model, ads_path: Path, labels_path: Path, with_baseline: bool):
+def _evaluate(
+    model: Deduplicator, ads_path: Path, labels_path: Path, with_baseline: bool
+) -> tuple[DedupResult, dict[str, Any], dict[str, Any] | None]:
     """Run and score the model on labelled ads: (result, figures, baseline figures or None)."""
     from jobdedup.pipeline.baseline import minhash_threshold_baseline
 
@@ -415,7 +420,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 COMMANDS = {"demo": cmd_demo, "train": cmd_train, "dedup": cmd_dedup, "evaluate": cmd_evaluate}
 
 
-def _command(name: str):
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
     """The function running a command (explain and label live in their own modules)."""
     if name == "explain":
         from jobdedup.pipeline.explain import cmd_explain
@@ -439,7 +444,14 @@ def _command(name: str):
 _LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     """Print a warning as one line on stderr: ``warning: <message>`` (no source line, no category)."""
     text = _LINE_BREAKS.sub(" ", str(message)).strip()
     print(f"warning: {text}", file=sys.stderr)

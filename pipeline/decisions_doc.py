@@ -35,7 +35,8 @@ def _attributes(doc: str | None, names: tuple[str, ...]) -> dict[str, str]:
     found = {}
     for name in names:
         match = re.search(rf"^\s+{name}: (.*?)(?=^\s+\w+: |\Z)", doc or "", flags=re.M | re.S)
-        found[name] = " ".join(match.group(1).split()) if match else "undocumented"
+        assert match is not None, f"the docstring does not describe {name}"
+        found[name] = " ".join(match.group(1).split())
     return found
 
 

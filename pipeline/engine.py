@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib.metadata
+import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,9 @@ class Deduplicator:
     Args:
         config: pipeline parameters (`pipeline.config.Config`).
     """
+
+    versions_: dict[str, Any]
+    """Of a loaded model: the package versions it was saved with (its file's `versions`)."""
 
     def __init__(self, config: Config | None = None, policy: DecisionPolicy | None = None) -> None:
         self.config = config or Config()
@@ -297,7 +301,7 @@ class Deduplicator:
         save_model_file(path, manifest, self.classifier_.to_texts(), overwrite=overwrite)
 
     @classmethod
-    def load(cls, path: str | Path) -> Deduplicator:
+    def load(cls, path: str | os.PathLike[str]) -> Deduplicator:
         """Read a model saved by `save`; refuses foreign, tampered or incompatible files."""
         from jobdedup.models.persistence import ModelFileError
 
@@ -345,7 +349,7 @@ class Deduplicator:
         return model
 
 
-def _warn_on_other_lightgbm(path: str | Path, versions: Any) -> None:
+def _warn_on_other_lightgbm(path: str | os.PathLike[str], versions: Any) -> None:
     """One warning when the model was saved with another major version of LightGBM (it still loads)."""
     saved = str(versions.get("lightgbm", "")) if isinstance(versions, dict) else ""
     installed = _versions()["lightgbm"]
@@ -408,7 +412,7 @@ def evaluate_result(result: DedupResult, labels: Labels, threshold: float) -> di
     left, right = codes // n, codes % n
     predicted = (group_of[left] == group_of[right]).astype(int)
     scores = scored.reindex(codes).fillna(0.0).to_numpy()
-    figures = pair_metrics(truth, predicted, scores)
+    figures: dict[str, Any] = pair_metrics(truth, predicted, scores)
     positives = truth == 1
     proposed = np.isin(codes, scored.index.to_numpy())
     figures.update(
@@ -503,6 +507,7 @@ def _evaluation_universe(
     frame = pd.DataFrame({"code": codes, "label": labels.pairs["label"].to_numpy()[known].astype(int)})
     if not labels.all_pairs_known:
         return frame.drop_duplicates("code")
+    assert labels.groups is not None  # (the groups form: every pair known)
     labelled = np.zeros(n, dtype=bool)
     labelled[position.reindex(labels.groups["ad_id"].astype(str)).dropna().astype(int).to_numpy()] = True
     # Pairs in one predicted group, and pairs the classifier scored, are where negatives can be wrong.

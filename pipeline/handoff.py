@@ -71,7 +71,7 @@ def _is_arrow_text(frame: pd.DataFrame) -> bool:
     return all(isinstance(t, pd.StringDtype) and t.storage == "pyarrow" for t in frame.dtypes)
 
 
-def handoff_folder() -> tempfile.TemporaryDirectory:
+def handoff_folder() -> tempfile.TemporaryDirectory[str]:
     """A new temporary folder for parked arrays, in shared memory where the system has it."""
     shared = SHARED_MEMORY.is_dir() and os.access(SHARED_MEMORY, os.W_OK)
     return tempfile.TemporaryDirectory(prefix="jobdedup-", dir=SHARED_MEMORY if shared else None)
@@ -95,7 +95,7 @@ def park(value: T, folder: str) -> T:
         return FileFrame(path=path)  # type: ignore[return-value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {f.name: park(getattr(value, f.name), folder) for f in dataclasses.fields(value)}
-        return dataclasses.replace(value, **changes)  # type: ignore[return-value]
+        return dataclasses.replace(value, **changes)
     return value
 
 
@@ -105,5 +105,5 @@ def unpark(value: T) -> T:
         return value.load()  # type: ignore[return-value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {f.name: unpark(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return dataclasses.replace(value, **changes)  # type: ignore[return-value]
+        return dataclasses.replace(value, **changes)
     return value

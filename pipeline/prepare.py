@@ -417,7 +417,8 @@ def prepare_batch(
         names, own_words = name_words(ads)
     own = [own_words.rows(start, start + config.chunk_size) if own_words else None for start in starts]
     with handoff_folder() if in_processes else nullcontext(None) as folder:
-        if in_processes:
+        prepared: Iterable[_PreparedChunk]
+        if folder is not None:  # (in_processes)
             # Python-level work (markup, fields) holds the GIL: slices go to `jobs` processes,
             # the slices' texts and the workers' arrays through files in `folder`
             # (`pipeline.handoff`), not the pipe.

@@ -22,7 +22,7 @@ import math
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -31,9 +31,13 @@ from jobdedup.features.pairs import build_pair_features
 from jobdedup.models.metrics import reduction_ratio
 from jobdedup.pipeline.candidates import lsh_candidates, lsh_probability
 from jobdedup.pipeline.clean import clean_description
+from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.engine import Deduplicator, DedupResult, _evaluation_universe
 from jobdedup.pipeline.io import Labels
 from jobdedup.pipeline.sketch import WORD
+
+if TYPE_CHECKING:  # matplotlib is imported when a report is written
+    from matplotlib.figure import Figure
 
 WORST_SHOWN = 20
 SHINGLE_WORDS = 5
@@ -150,7 +154,7 @@ def _precision_recall(truth: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray
     return s[last], (tp / k)[last], (tp / positives)[last]
 
 
-def _band_sweep(result: DedupResult, evaluated: pd.DataFrame, config) -> pd.DataFrame:
+def _band_sweep(result: DedupResult, evaluated: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Candidate recall and reduction ratio for other LSH bands × rows (same signatures and fields)."""
     signatures = result.batch.inputs.signatures
     n = len(result.batch)
@@ -201,7 +205,7 @@ def _plots(
     # Score 0 = never proposed as a candidate: no threshold can accept those pairs.
     cuts, precision, recall = cuts[cuts > 0], precision[cuts > 0], recall[cuts > 0]
 
-    def save(fig, name: str) -> None:
+    def save(fig: Figure, name: str) -> None:
         fig.tight_layout()
         fig.savefig(out / name, dpi=110)
         plt.close(fig)
@@ -246,11 +250,20 @@ def _plots(
     fig, ax = plt.subplots(figsize=(6, 4.5))
     proposed = evaluated["proposed"].to_numpy()
     bins = np.linspace(0, 1, 41)
+    # (matplotlib's stubs take no array for `bins`; matplotlib does)
     ax.hist(
-        scores[proposed & (truth == 0)], bins=bins, alpha=0.6, label="labelled different", color="#ff7f0e"
+        scores[proposed & (truth == 0)],
+        bins=bins,  # type: ignore[arg-type]
+        alpha=0.6,
+        label="labelled different",
+        color="#ff7f0e",
     )
     ax.hist(
-        scores[proposed & (truth == 1)], bins=bins, alpha=0.6, label="labelled duplicate", color="#1f77b4"
+        scores[proposed & (truth == 1)],
+        bins=bins,  # type: ignore[arg-type]
+        alpha=0.6,
+        label="labelled duplicate",
+        color="#1f77b4",
     )
     ax.axvline(threshold, color="#d62728", ls="--", label="threshold")
     if proposed.any():  # a log scale of nothing makes matplotlib warn

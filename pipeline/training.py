@@ -146,6 +146,7 @@ def _training_pairs(
     cand_left = candidates["i"].to_numpy()
     cand_right = candidates["j"].to_numpy()
     if labels.all_pairs_known:
+        assert labels.groups is not None  # (the groups form: every pair known)
         labelled_ads = np.zeros(n, dtype=bool)
         labelled_ads[position.reindex(labels.groups["ad_id"].astype(str)).dropna().astype(int).to_numpy()] = (
             True

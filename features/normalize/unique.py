@@ -135,7 +135,8 @@ def frame_of_arrays(
         >>> frame.dtypes.tolist() == [object, pd.StringDtype("pyarrow")], frame.to_dict("list")
         (True, {'a': ['x'], 'b': ['y']})
     """
-    blocks, by_dtype = [], {}
+    blocks = []
+    by_dtype: dict[np.dtype, list[int]] = {}
     for at, values in enumerate(arrays):
         if isinstance(values, np.ndarray):
             by_dtype.setdefault(values.dtype, []).append(at)

@@ -331,7 +331,7 @@ class Index:
                 self.store.add_dictionary(dict_id, data, ratio)
             founders = new_gid[np.isin(new_gid, new_id)]
             founders = sorted_unique(founders)
-            names = new_group_names(self.store, founders, new_id, new_ad_ids)
+            group_names = new_group_names(self.store, founders, new_id, new_ad_ids)
             self.store.insert_ads(
                 pd.DataFrame(
                     {
@@ -343,7 +343,7 @@ class Index:
                     }
                 )
             )
-            self.store.insert_groups(pd.DataFrame({"gid": founders, "name": names}))
+            self.store.insert_groups(pd.DataFrame({"gid": founders, "name": group_names}))
             if len(merges):
                 self.store.merge_groups(merges, batch_no)
             key_doc, key_value = store_keys

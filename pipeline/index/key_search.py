@@ -61,9 +61,9 @@ class PackedKeys:
 
     def unpack(self) -> np.ndarray:
         """The sorted uint64 keys."""
-        bucket = np.repeat(
-            np.arange(len(self.starts) - 1, dtype=np.uint64), np.diff(self.starts.astype(np.int64))
-        )
+        counts = np.diff(self.starts.astype(np.int64))
+        # numpy's stubs type the difference of an int64 array as timedelta64.
+        bucket = np.repeat(np.arange(len(self.starts) - 1, dtype=np.uint64), counts)  # type: ignore[arg-type]
         offsets = (bucket << np.uint64(self.shift)) | self.rest.astype(np.uint64)
         return offsets + np.uint64(self.first)
 
@@ -124,10 +124,11 @@ def matching_entries(
         (rows, entries): int64 arrays of equal length; `rows` indexes `wanted`, `entries`
         `part_keys`.
     """
-    packed = isinstance(part_keys, PackedKeys)
-    if wanted.dtype != np.uint64 or not packed and part_keys.dtype != np.uint64:  # (compiled, uint64
-        raise TypeError("matching_entries compares uint64 keys")  # against int64 compares as float64)
-    if packed:
+    if wanted.dtype != np.uint64 or (  # (compiled, uint64 against int64 compares as float64)
+        not isinstance(part_keys, PackedKeys) and part_keys.dtype != np.uint64
+    ):
+        raise TypeError("matching_entries compares uint64 keys")
+    if isinstance(part_keys, PackedKeys):
         return _matching_packed(
             np.uint64(part_keys.first), np.uint64(part_keys.shift), part_keys.starts, part_keys.rest, wanted
         )
@@ -209,7 +210,8 @@ def _matching_packed(
             continue
         low = offset & mask
         end = np.int64(starts[bucket + 1])
-        lo = _first_at_least(rest, low, np.int64(starts[bucket]), end)
+        # (the annotations' int: an int64 scalar is one in compiled code, not to numpy's stubs)
+        lo = _first_at_least(rest, low, np.int64(starts[bucket]), end)  # type: ignore[arg-type]
         at = lo
         while at < end and np.uint64(rest[at]) == low:
             at += 1

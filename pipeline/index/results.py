@@ -6,6 +6,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +41,7 @@ class AddResult:
     skipped: list[str] = field(default_factory=list)
     report: dict[str, Any] = field(default_factory=dict)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[pd.DataFrame]:
         return iter((self.pairs, self.groups, self.merges))
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,10 +245,12 @@ class RowPacker:
             if reference is not None:
                 by_reference.setdefault(id(reference), []).append(i)
         for members in by_reference.values():  # one compressor at a time: each holds MBs of tables
+            root = references[members[0]]
+            assert root is not None  # (only rows with a reference are in by_reference)
             compressor = zstandard.ZstdCompressor(
                 level=COMPRESSION_LEVEL,
                 dict_data=zstandard.ZstdCompressionDict(
-                    prefix + references[members[0]], dict_type=zstandard.DICT_TYPE_RAWCONTENT
+                    prefix + root, dict_type=zstandard.DICT_TYPE_RAWCONTENT
                 ),
             )
             for i in members:
@@ -267,15 +269,21 @@ class RowPacker:
             return [compressor.compress(r) for r in raw]
         # One call for all rows: it holds no GIL throughout (a call per row would wait for the GIL
         # after every row while the main thread works, and run several times slower).
-        out = compressor.multi_compress_to_buffer(raw, threads=max(self.threads, 1))
+        # (zstandard's stubs ask for a list of bytes | bytearray | memoryview: lists are invariant)
+        out = compressor.multi_compress_to_buffer(raw, threads=max(self.threads, 1))  # type: ignore[arg-type]
         return [out[i].tobytes() for i in range(len(out))]
 
     def _train(self, sample: list[bytes]) -> zstandard.ZstdCompressionDict | None:
         size = int(np.clip(DICTIONARY_BYTES_PER_AD * SLICE, DICTIONARY_MIN_BYTES, DICTIONARY_MAX_BYTES))
         try:
             # accel=10: 2.5x faster fastCover training, same compression on job ads (measured).
+            # (zstandard's stubs ask for a list of bytes | bytearray | memoryview: lists are invariant)
             trained = zstandard.train_dictionary(
-                size, sample, level=COMPRESSION_LEVEL, accel=10, dict_id=self.next_id
+                size,
+                sample,  # type: ignore[arg-type]
+                level=COMPRESSION_LEVEL,
+                accel=10,
+                dict_id=self.next_id,
             )
         except zstandard.ZstdError:
             return None
@@ -310,18 +318,20 @@ class RowPacker:
         # Rows sharing a reference (and dictionary tail) share one decompressor.
         later.sort(key=lambda i: (references[i], blobs[i][:2]))
         for i in later:
-            reference = raw[references[i]]
-            if not reference:
+            at = references[i]
+            assert at is not None  # (`later` holds the rows with a reference)
+            root = raw[at]
+            if not root:
                 raise ValueError("index row refers to a row that is not read or not a root")
             prefix_id = int.from_bytes(blobs[i][:2], "little")
-            if current != (references[i], prefix_id):
+            if current != (at, prefix_id):
                 if prefix_id not in prefixes:
                     prefixes[prefix_id] = self._dictionary(prefix_id).as_bytes()[-REFERENCE_PREFIX:]
                 dictionary = zstandard.ZstdCompressionDict(
-                    prefixes[prefix_id] + reference, dict_type=zstandard.DICT_TYPE_RAWCONTENT
+                    prefixes[prefix_id] + root, dict_type=zstandard.DICT_TYPE_RAWCONTENT
                 )
                 decompressor = zstandard.ZstdDecompressor(dict_data=dictionary)
-                current = (references[i], prefix_id)
+                current = (at, prefix_id)
             raw[i] = decompressor.decompress(blobs[i][2:])
         # One JSON document for all rows: far less per-call overhead than a loads() per row.
         records = json.loads(b"[" + b",".join(raw) + b"]") if raw else []
@@ -376,7 +386,7 @@ def _string_keys(strings: list[str]) -> np.ndarray:
     return hashed >> _KEY_SHIFT
 
 
-def ad_id_keys(ad_ids: Sequence[str]) -> np.ndarray:
+def ad_id_keys(ad_ids: Iterable[str]) -> np.ndarray:
     """KEY_BITS-bit hashes of ad_ids (the index finds ads by ad_id through these, then checks the text)."""
     return _string_keys([str(a) for a in ad_ids])
 

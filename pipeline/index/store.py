@@ -49,7 +49,8 @@ class IndexStore(Protocol):
     def add_dictionary(self, dict_id: int, data: bytes, ratio: float) -> None: ...
     def find_ads(self, ad_ids: list[str]) -> pd.DataFrame: ...  # ad_id, id, gid
     def lookup(self, keys: np.ndarray, docs: np.ndarray, lsh: np.ndarray) -> pd.DataFrame: ...
-    def key_hits(self, keys: np.ndarray) -> tuple[np.ndarray, ...]: ...  # position, ad, big
+    # key_hits: position, ad, big
+    def key_hits(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
     def gids(self, ids: np.ndarray) -> pd.DataFrame: ...  # id, gid
     def group_members(self, gids: np.ndarray) -> pd.DataFrame: ...  # id, gid
     def rows(self, ids: np.ndarray) -> pd.DataFrame: ...  # id, ad_id, gid, ref, row

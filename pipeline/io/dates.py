@@ -43,4 +43,4 @@ def _readable(value: str) -> bool:
 def unreadable_dates(values: Iterable[str | None]) -> set[str]:
     """The distinct non-blank values among `values` that are no date the pipeline can read (each
     distinct value parsed once: a crawl's dates repeat, a million ads hold a few thousand)."""
-    return {value for value in set(values) - {None} if value.strip() and not _readable(value)}
+    return {value for value in set(values) if value is not None and value.strip() and not _readable(value)}

@@ -15,6 +15,7 @@ import re
 import sys
 import zlib
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -308,6 +309,11 @@ def _json_constant(name: str) -> str | None:
 _JSON_TEXT = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=_json_constant)
 
 
+def _array_item(body: str, at: int) -> Any:
+    """Item `at` of the JSON array `body`, parsed with real numbers."""
+    return json.loads(body)[at]
+
+
 def _json_record(obj: Any, plain: Callable[[], Any], p: Path, where: str) -> dict[str, str | None]:
     """One JSON object as text values; ``plain()`` gives it parsed with real numbers."""
     if not isinstance(obj, dict):
@@ -363,9 +369,7 @@ def _read_json(data: bytes, p: Path) -> tuple[pd.DataFrame, int]:
         if not isinstance(items, list):
             raise InputError(f"{p}: not valid JSON (the array is not closed).", path=str(p))
         for n, item in enumerate(items, 1):
-            records.append(
-                _json_record(item, lambda n=n: json.loads(body)[n - 1], p, f"item {n} of the array")
-            )
+            records.append(_json_record(item, partial(_array_item, body, n - 1), p, f"item {n} of the array"))
     else:
         decode = _JSON_TEXT.decode
         for lineno, line in enumerate(text.split("\n"), 1):
@@ -383,7 +387,7 @@ def _read_json(data: bytes, p: Path) -> tuple[pd.DataFrame, int]:
             if type(obj) is dict and all(v is None or type(v) is str for v in obj.values()):
                 records.append(obj)
             else:
-                records.append(_json_record(obj, lambda line=line: json.loads(line), p, f"line {lineno}"))
+                records.append(_json_record(obj, partial(json.loads, line), p, f"line {lineno}"))
     if not records:
         raise InputError(f"{p}: no records (the file has only blank lines).", path=str(p))
     df = pd.DataFrame.from_records(records)

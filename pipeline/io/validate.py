@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -60,7 +60,9 @@ def _warn_dates(source: str, posted_at: list[str | None], ids: list[str]) -> Non
     bad = unreadable_dates(posted_at)
     if bad:
         rows = [row for row, value in enumerate(posted_at) if value in bad]
-        _warn_bad_dates(source, len(rows), rows[0], ids[rows[0]], posted_at[rows[0]])
+        value = posted_at[rows[0]]
+        assert value is not None  # (one of `bad`, which holds no None)
+        _warn_bad_dates(source, len(rows), rows[0], ids[rows[0]], value)
 
 
 def _warn_dates_column(source: str, posted_at: pd.Series, ids: pd.Series) -> None:
@@ -216,7 +218,7 @@ def _few_text_ads(df: pd.DataFrame, max_description_chars: int, source: str) -> 
     if any(v is not None and len(v) > max_description_chars for v in columns["description"]):
         return None
     if not df.attrs.get(DATES_CHECKED):
-        _warn_dates(source, columns["posted_at"], ids)
+        _warn_dates(source, columns["posted_at"], cast(list[str], ids))  # (no None: checked above)
     return pd.DataFrame({name: string_array(values) for name, values in columns.items()})
 
 

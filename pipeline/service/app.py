@@ -8,6 +8,7 @@ Example:
 # imported inside create_app so that other commands do not import the web framework.
 import os
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -36,7 +37,7 @@ def create_app(service: Service) -> Any:
     from jobdedup.pipeline.prepare import SMALL_BATCH  # fewer ads: checked on one thread (check_model)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI):
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         service.close()
 

@@ -204,7 +204,7 @@ class PinnedReaders:
         pins = list(self._pins.values())
         if self._returned.empty() and len(pins) == self.size and all(e == self._epoch for e, _ in pins):
             return  # (none to move: the pool stays untouched)
-        idle = []
+        idle: list[Any] = []
         for waiting in (self._returned, self.pool):
             with contextlib.suppress(queue.Empty):
                 while len(idle) < self.size:

@@ -143,7 +143,7 @@ class WriterProcess:
 
     def _stop(self) -> None:
         """Stop the child, if any, after the write in progress (the caller holds the lock)."""
-        if self._process is None:
+        if self._process is None or self._connection is None:
             return
         with contextlib.suppress(OSError, EOFError):
             self._connection.send(("stop", None))

@@ -283,7 +283,7 @@ def slice_boilerplate(ads: SparkFrame, config: Config, chunk: int) -> tuple[dict
     enough = ((F.col("kind") == BLOCK_TITLE) & (F.col("codes") >= min_titles)) | (
         (F.col("kind") == BLOCK_EMPLOYER) & (F.col("codes") >= min_employers)
     )
-    found = (
+    found: pd.DataFrame = (  # (annotated: pyspark types toPandas with pandas' stubs, not installed)
         blocks.groupBy("slice", "block", "kind")
         .agg(F.countDistinct("code").alias("codes"))
         .where(enough)
@@ -305,7 +305,7 @@ def name_vocabulary_of(ads: SparkFrame) -> np.ndarray:
 
     from jobdedup.pipeline.prepare import name_vocabulary
 
-    values = (
+    values: pd.DataFrame = (  # (annotated: pyspark types toPandas with pandas' stubs, not installed)
         ads.select(F.lit("company").alias("column"), F.col("company").alias("value"))
         .unionByName(ads.select(F.lit("location").alias("column"), F.col("location").alias("value")))
         .unionByName(ads.select(F.lit("title").alias("column"), F.col("title").alias("value")))

@@ -60,7 +60,9 @@ class SparkDedupResult:
 
     def to_pandas(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """(pairs, groups) as pandas DataFrames with the embedded engine's dtypes."""
-        spark_pairs, spark_groups = self.pairs.toPandas(), self.groups.toPandas()
+        # (annotated: pyspark types toPandas with pandas' stubs, which are not installed)
+        spark_pairs: pd.DataFrame = self.pairs.toPandas()
+        spark_groups: pd.DataFrame = self.groups.toPandas()
         # Built the way `Deduplicator.run` builds its frames, so dtypes match too.
         pairs = pd.DataFrame(
             {

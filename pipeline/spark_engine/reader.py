@@ -101,6 +101,7 @@ def spark_ads(spark: SparkSession, ads: Any, max_chars: int) -> tuple[SparkFrame
         F.min(F.when(_blank(F.col("ad_id")), F.col("_row"))).alias("first_blank"),
         F.sum((F.length("description") > max_chars).cast("long")).alias("cut"),
     ).first()
+    assert checks is not None  # (an aggregate of the whole table has one row)
     if not checks["n"]:
         raise InputError(f"{source}: no ads (the table has no rows); add at least one ad.", path=source)
     if checks["blank"]:
