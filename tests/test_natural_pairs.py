@@ -32,7 +32,7 @@ def assembled():
 def test_committed_files_are_what_the_raw_judgements_give(assembled, pairs):
     decided, unsure, _ = assembled
     late = pd.read_csv(DATA / "natural_pairs_late.csv", dtype=str, keep_default_na=False)
-    assert late["round"].isin([str(n) for n in range(5, 16)]).all() and len(late) >= 500
+    assert late["round"].isin([str(n) for n in range(5, 17)]).all() and len(late) >= 500
     committed = pd.concat([pairs, late], ignore_index=True)[COLUMNS]
     pd.testing.assert_frame_equal(decided.reset_index(drop=True).fillna(""), committed)
     committed_unsure = pd.read_csv(DATA / "natural_pairs_unsure.csv", dtype=str, keep_default_na=False)
