@@ -8,6 +8,7 @@ Example:
 # No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations (Request),
 # imported inside create_review_app so that other commands do not import the web framework.
 import hmac
+import math
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -135,7 +136,7 @@ def create_review_app(
         return {
             "mode": mode,
             "pairs": [
-                {"ad_id_a": a, "ad_id_b": b, "probability": None if p != p else float(p)}
+                {"ad_id_a": a, "ad_id_b": b, "probability": None if math.isnan(p) else float(p)}
                 for a, b, p in zip(shown["ad_id_a"], shown["ad_id_b"], shown["probability"])
             ],
         }

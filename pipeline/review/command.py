@@ -32,12 +32,16 @@ def add_review_parser(
         "the URL; beyond loopback only with --host and --token.",
     )
     review.add_argument("--ads", type=Path, required=True, help="the ads file the dedup run read")
-    review.add_argument("--out", type=Path, required=True, help="the dedup output folder (pairs.parquet, groups.parquet)")
+    review.add_argument(
+        "--out", type=Path, required=True, help="the dedup output folder (pairs.parquet, groups.parquet)"
+    )
     review.add_argument(
         "--labels", type=Path, default=Path("review_labels.csv"),
         help="labels CSV answers are appended to (created if absent; default review_labels.csv)",
     )  # fmt: skip
-    review.add_argument("--model", type=Path, default=None, help="the model the dedup run used (default: bundled)")
+    review.add_argument(
+        "--model", type=Path, default=None, help="the model the dedup run used (default: bundled)"
+    )
     review.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     review.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     review.add_argument("--token", default=None, help="secret the page's URL carries; needed beyond loopback")
@@ -58,8 +62,12 @@ def listening_socket(host: str, port: int) -> socket.socket:
     except OSError as failure:
         sock.close()
         if failure.errno == errno.EADDRINUSE:
-            raise JobdedupError(f"port {port} is in use; give another --port, or none for a free one") from None
-        raise JobdedupError(f"cannot listen on {host}:{port} ({failure.strerror}); check --host and --port") from None
+            raise JobdedupError(
+                f"port {port} is in use; give another --port, or none for a free one"
+            ) from None
+        raise JobdedupError(
+            f"cannot listen on {host}:{port} ({failure.strerror}); check --host and --port"
+        ) from None
     return sock
 
 

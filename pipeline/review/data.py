@@ -55,7 +55,7 @@ def _read_output(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
             raise JobdedupError(f"{out}: no {name}, so not a dedup output; {fix}")
         try:
             table = pd.read_parquet(path)
-        except Exception as failure:  # pyarrow raises several types for a damaged file
+        except (OSError, ValueError) as failure:  # (pyarrow.ArrowInvalid is a ValueError)
             raise JobdedupError(f"{path}: not a readable Parquet file ({failure}); {fix}") from None
         missing = [c for c in columns if c not in table.columns]
         if missing:
@@ -188,17 +188,19 @@ class ReviewData:
         fields = [f for f in MEMBER_FIELDS if f in ads.columns]
         records = [{f: _plain(ad[f]) for f in fields} for _, ad in ads.iterrows()]
         for record in records:
-            record["differs"] = [
-                f for f in fields[1:] if _fold(record[f]) != _fold(records[0][f])
-            ]
+            record["differs"] = [f for f in fields[1:] if _fold(record[f]) != _fold(records[0][f])]
         rows = self.pairs_of_group.get(group_id, [])
         pairs = self.pairs.iloc[list(rows)].sort_values("probability", ascending=False)
-        shown = [c for c in ("ad_id_a", "ad_id_b", "probability", "is_duplicate", "rule", "dup_type") if c in pairs]
+        shown = [
+            c for c in ("ad_id_a", "ad_id_b", "probability", "is_duplicate", "rule", "dup_type") if c in pairs
+        ]
         return {
             "group_id": group_id,
             "size": len(members),
             "members": records,
-            "pairs": [{c: _plain(v) for c, v in row.items()} for row in pairs[shown].to_dict(orient="records")],
+            "pairs": [
+                {c: _plain(v) for c, v in row.items()} for row in pairs[shown].to_dict(orient="records")
+            ],
         }
 
     # ------------------------------------------------------------------------------ pairs
