@@ -94,9 +94,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     if args.retrain and args.retrain.exists() and not args.force:
         raise JobdedupError(f"{args.retrain}: exists; pass --force to let --retrain overwrite it")
     sock = listening_socket(args.host, args.port)  # (first: a port in use fails before the loading)
-    store = LabelStore(args.labels)
     model = model_from_args(args)
     data = ReviewData.load(args.ads, args.out, model)
+    store = LabelStore(args.labels)
     port = sock.getsockname()[1]
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{shown_host}:{port}/" + (f"#token={args.token}" if args.token else "")

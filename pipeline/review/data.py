@@ -148,7 +148,7 @@ class ReviewData:
     def group_list(self, where: GroupFilter, page: int = 1, per_page: int = 50) -> dict[str, Any]:
         """One page of the groups matching `where`, largest first, and how many match in all."""
         table = self.summary
-        keep = (table["size"] >= where.min_size).to_numpy()
+        keep = (table["size"] >= where.min_size).to_numpy().copy()  # (pandas 3: a read-only view)
         if where.max_size is not None:
             keep &= (table["size"] <= where.max_size).to_numpy()
         for column, wanted in (("sources", where.source), ("corpora", where.corpus)):
