@@ -142,7 +142,7 @@ def test_two_concurrent_writers_lose_no_answer(test_ads, tmp_path):
 
 
 def test_estimate_is_evaluates_estimate(review):
-    data, store, client = review
+    client = review[2]
     sample = client.get("/api/queue/accepted", params={"size": 6}).json()["pairs"]
     assert len(sample) == 6
     assert sample == client.get("/api/queue/accepted", params={"size": 6}).json()["pairs"]  # same draw
