@@ -68,6 +68,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
         raise JobdedupError(
             f"cannot listen on {host}:{port} ({failure.strerror}); check --host and --port"
         ) from None
+    sock.listen(128)  # (the printed URL answers as soon as it is printed; requests wait for the app)
     return sock
 
 

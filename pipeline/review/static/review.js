@@ -315,6 +315,7 @@ async function render() {
     else if (path === "/overlap") await overlapPage();
     else await groupsPage(params);
     document.body.dataset.view = path.split("/")[1] || "groups";
+    document.body.dataset.rendered = hash;  // (what tests wait for)
   } catch (failure) {
     show(el("p", { class: "error", id: "error" }, failure.message));
   }
