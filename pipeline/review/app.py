@@ -111,14 +111,18 @@ def create_review_app(
     async def answer(request: Request) -> Any:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return error(415, "send the answer as application/json")
-        body = await request.json()
+        try:
+            body = await request.json()
+        except ValueError:
+            return error(422, "the answer is not JSON")
         if not isinstance(body, dict):
             return error(422, "send one answer as a JSON object")
         from starlette.concurrency import run_in_threadpool
 
         values = {k: str(body.get(k) or "") for k in ("ad_id_a", "ad_id_b", "sample", "dup_type", "reason")}
+        raw: Any = body.get("label")
         try:
-            label = int(body.get("label"))
+            label = int(raw)
         except (TypeError, ValueError):
             return error(422, "label must be 0 or 1")
         await run_in_threadpool(
