@@ -20,9 +20,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## test-fast: the inner loop: every test but the slow, Spark and service tiers (under 2 minutes)
+## test-fast: the inner loop: every test but the slow, Spark, service and browser tiers (under 2 minutes)
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow and not spark and not service"
+	$(BIN)/python -m pytest -m "not slow and not spark and not service and not browser"
 
 ## test-spark: only the Spark engine's tests (local[2]; also part of `make test`)
 test-spark: $(STAMP)

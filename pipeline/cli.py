@@ -195,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     from jobdedup.pipeline.service.command import add_serve_parser
 
     add_serve_parser(commands, _common)
+    from jobdedup.pipeline.review.command import add_review_parser
+
+    add_review_parser(commands, _common)
     return parser
 
 
@@ -438,6 +441,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
         from jobdedup.pipeline.service.command import cmd_serve
 
         return cmd_serve
+    if name == "review":
+        from jobdedup.pipeline.review.command import cmd_review
+
+        return cmd_review
     return COMMANDS[name]
 
 
