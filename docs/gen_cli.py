@@ -46,6 +46,12 @@ def _cell(text: str) -> str:
 def _options(parser: argparse.ArgumentParser) -> list[str]:
     formatter = argparse.HelpFormatter(parser.prog, width=WIDTH)
     rows = []
+    one_of = {  # (an option of a required mutually exclusive group: needed is "one of" its options)
+        action: "one of " + " / ".join(f"`{a.option_strings[0]}`" for a in group._group_actions)
+        for group in parser._mutually_exclusive_groups
+        if group.required
+        for action in group._group_actions
+    }
     for action in parser._actions:
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
@@ -59,7 +65,9 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
             value = "`{" + ",".join(str(choice) for choice in action.choices) + "}`"
         else:
             value = f"`{action.metavar or action.dest.upper()}`"
-        if not action.option_strings or action.required:
+        if action in one_of:
+            need = one_of[action]
+        elif not action.option_strings or action.required:
             need = "required"
         else:
             need = "optional"

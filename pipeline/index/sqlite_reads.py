@@ -215,6 +215,10 @@ class StoreReads(KeyRuns):
             }
         )
 
+    def models(self) -> list[str]:
+        logged = (json.loads(info).get("model") for (info,) in self.db.execute("SELECT info FROM batches"))
+        return sorted({str(model) for model in logged if model is not None})
+
     def stats(self, top: int) -> dict[str, Any]:
         ads = self.db.execute("SELECT COUNT(*) FROM ads").fetchone()[0]
         sizes = self.db.execute(

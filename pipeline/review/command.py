@@ -2,6 +2,7 @@
 
 Example:
     jobdedup review --ads ads.parquet --out out/batch1 --labels my_labels.csv
+    jobdedup review --ads ads.parquet --index ads.jdx
 """
 
 from __future__ import annotations
@@ -22,25 +23,35 @@ def add_review_parser(
     """Register `jobdedup review`."""
     review = commands.add_parser(
         "review",
-        help="a local web page over a dedup output: browse groups, read pairs side by side, label, "
+        help="a local web page over a dedup output or an index: browse groups, read pairs side by side, label, "
         "see precision live",
-        description="Starts a web page over the folder `jobdedup dedup --ads ADS --out OUT` wrote: groups "
+        description="Starts a web page over the folder `jobdedup dedup --ads ADS --out OUT` wrote, or over an "
+        "index (--index; its texts from ADS): groups "
         "largest first with filters, a group's ads and a pair side by side (fields, shared text blocks, the "
         "model's contributions, duplicate type and rule), labelling with y / n / u / b appended to LABELS in "
         "the format `jobdedup label` writes, a uniform sample of accepted pairs with the running precision "
         "estimate `jobdedup evaluate` reports, and the source-overlap matrix. Listens on 127.0.0.1 and prints "
         "the URL; beyond loopback only with --host and --token.",
     )
-    review.add_argument("--ads", type=Path, required=True, help="the ads file the dedup run read")
     review.add_argument(
-        "--out", type=Path, required=True, help="the dedup output folder (pairs.parquet, groups.parquet)"
+        "--ads", type=Path, required=True, help="the ads file the dedup run read (or the index's ads)"
     )
+    source = review.add_mutually_exclusive_group(required=True)
+    source.add_argument("--out", type=Path, help="the dedup output folder (pairs.parquet, groups.parquet)")
+    source.add_argument(
+        "--index", type=Path,
+        help="an index file (`jobdedup index add`), read-only: its groups, each group's pairs scored "
+        "at launch with --model; --ads must hold every indexed ad",
+    )  # fmt: skip
     review.add_argument(
         "--labels", type=Path, default=Path("review_labels.csv"),
         help="labels CSV answers are appended to (created if absent; default review_labels.csv)",
     )  # fmt: skip
     review.add_argument(
-        "--model", type=Path, default=None, help="the model the dedup run used (default: bundled)"
+        "--model",
+        type=Path,
+        default=None,
+        help="the model the dedup run or `index add` used (default: bundled)",
     )
     review.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     review.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -96,7 +107,10 @@ def cmd_review(args: argparse.Namespace) -> int:
         raise JobdedupError(f"{args.retrain}: exists; pass --force to let --retrain overwrite it")
     sock = listening_socket(args.host, args.port)  # (first: a port in use fails before the loading)
     model = model_from_args(args)
-    data = ReviewData.load(args.ads, args.out, model)
+    if args.index is not None:
+        data = ReviewData.load_index(args.ads, args.index, model)
+    else:
+        data = ReviewData.load(args.ads, args.out, model)
     store = LabelStore(args.labels)
     port = sock.getsockname()[1]
     shown_host = f"[{args.host}]" if ":" in args.host else args.host

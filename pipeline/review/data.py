@@ -1,4 +1,5 @@
-"""What the review page reads: a `dedup` output folder (pairs.parquet, groups.parquet) beside its ads.
+"""What the review page reads: a `dedup` output folder (pairs.parquet, groups.parquet) or an
+incremental index (`review.index_source`), beside its ads.
 
 `ReviewData` loads the three tables once and answers the page's questions: the groups list
 (filtered and paginated on the server), a group's members and pairs, one pair explained as
@@ -113,6 +114,23 @@ class ReviewData:
 
         pairs, groups = _read_output(out)
         return cls(read_ads(ads_path, model.config.max_description_chars), pairs, groups, model)
+
+    @classmethod
+    def load_index(cls, ads_path: Path, index_path: Path, model: Deduplicator) -> ReviewData:
+        """Read an index's groups (read-only) and the texts of its ads from the ads file; the pairs
+        are every in-group pair, scored now with the index's boilerplate (`review.index_source`)."""
+        from jobdedup.pipeline.io import read_ads
+        from jobdedup.pipeline.prepare import prepare_batch
+        from jobdedup.pipeline.review.index_source import in_group_pairs, indexed_ads, read_index
+
+        groups, boilerplate = read_index(index_path, model)
+        ads = indexed_ads(
+            read_ads(ads_path, model.config.max_description_chars), groups, ads_path, index_path
+        )
+        batch = prepare_batch(ads, model.config, (model.boilerplate_, boilerplate))
+        data = cls(ads, in_group_pairs(batch, groups, model), groups, model)
+        data._batch = batch  # (the pair view explains with the ads as they were scored)
+        return data
 
     # ------------------------------------------------------------------------------ groups
     def _summarise(self) -> pd.DataFrame:
