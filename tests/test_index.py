@@ -72,7 +72,9 @@ def test_five_batches_agree_with_whole_corpus(five_batch_index, test_result, tes
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("k", "seed"), [(4, 2), (8, 1)])
-def test_shuffled_splits_agree_with_dedup(tmp_path, default_model, test_ads, test_result, k, seed):
+def test_shuffled_splits_agree_with_dedup(
+    tmp_path, default_model, test_ads, test_result, test_labels, k, seed
+):
     """Incremental equals batch on other shuffled splits too (real ads: `benchmarks.index_agreement`)."""
     whole = _duplicate_pairs(test_result.groups)
     with Index.open(tmp_path / "ads.jdx") as index:
@@ -84,9 +86,12 @@ def test_shuffled_splits_agree_with_dedup(tmp_path, default_model, test_ads, tes
     # in 4 batches: 0.988-0.995, coverage 0.997-0.999 (README). 2026-11-29, three boosters: 1.0 on
     # (4, 2) and 0.989 on (8, 1), where the index adds 5 pairs, all labelled duplicates (two
     # reposts `dedup`'s average linkage leaves out of their groups); 0.993-1.0 on (4, 0), (5, 1),
-    # (8, 3).
+    # (8, 3). 2026-12-07, model c99da9d0: (8, 1) Jaccard 0.991; the 4 pairs of `dedup`'s 442 the
+    # index leaves out are all labelled non-duplicates (a hard negative "#n1" that `dedup` grouped
+    # with its original): coverage is asked of `dedup`'s true duplicates.
     assert len(whole & incremental) / len(whole | incremental) >= 0.985
-    assert len(whole & incremental) / len(whole) >= 0.995
+    truth = _duplicate_pairs(test_labels.groups)
+    assert len(whole & truth & incremental) / len(whole & truth) >= 0.995
 
 
 def test_boilerplate_is_counted_over_the_whole_index(tmp_path, default_model):
