@@ -65,24 +65,23 @@ def in_group_pairs(batch: PreparedBatch, groups: pd.DataFrame, model: Deduplicat
     """Every pair of ads sharing a group, scored by `model`: `ad_id_a` < `ad_id_b`, `probability`,
     `is_duplicate` (probability at or over the threshold), the columns of pairs.parquet."""
     from jobdedup.features.pairs import build_pair_features
+    from jobdedup.pipeline.index.pairs import inner_pairs
 
-    row = pd.Series(np.arange(len(batch.ads)), index=batch.ads["ad_id"].astype(str).to_numpy())
-    shared = groups[groups["group_size"] > 1].assign(ad_id=lambda g: g["ad_id"].astype(str))
-    left, right = [], []
-    for _, members in shared.sort_values(["group_id", "ad_id"]).groupby("group_id", sort=False):
-        rows = row.reindex(members["ad_id"]).to_numpy()
-        i, j = np.triu_indices(len(rows), 1)
-        left.append(rows[i])
-        right.append(rows[j])
-    a = np.concatenate(left) if left else np.zeros(0, dtype=np.int64)
-    b = np.concatenate(right) if right else np.zeros(0, dtype=np.int64)
+    ids = batch.ads["ad_id"].astype(str).to_numpy()
+    group_of = groups.assign(ad_id=groups["ad_id"].astype(str)).set_index("ad_id")
+    codes, _ = pd.factorize(group_of["group_id"].reindex(ids), sort=True)
+    size = group_of["group_size"].reindex(ids).to_numpy()
+    i, j = inner_pairs(codes, size > 1)
+    a, b = np.where(ids[i] < ids[j], i, j), np.where(ids[i] < ids[j], j, i)
+    order = np.lexsort((ids[b], ids[a], codes[a]))  # (by group, then by the pair's ad_ids)
+    a, b = a[order], b[order]
     probability = (
         model.predict_proba(build_pair_features(batch.inputs, a, b))[:, 1] if len(a) else np.zeros(0)
     )
     return pd.DataFrame(
         {
-            "ad_id_a": row.index.to_numpy()[a],
-            "ad_id_b": row.index.to_numpy()[b],
+            "ad_id_a": ids[a],
+            "ad_id_b": ids[b],
             "probability": probability,
             "is_duplicate": probability >= model.threshold_,
         }
