@@ -63,7 +63,7 @@ class LabelsFile:
         self.known: set[frozenset[str]] = set()
         self.delimiter = ","
         if self.path.exists() and self.path.stat().st_size > 0:
-            rows = self._read_rows()
+            rows = self.read_rows()
             if not rows or any(column not in rows[0] for column in HEADER):
                 raise JobdedupError(
                     f"{self.path}: not a pairs labels file (needs the columns {', '.join(HEADER)}); "
@@ -85,7 +85,8 @@ class LabelsFile:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._write_raw(",".join(self.header) + "\n", mode="w")
 
-    def _read_rows(self) -> list[list[str]]:
+    def read_rows(self) -> list[list[str]]:
+        """Every row of the file, the header first (its delimiter detected and remembered)."""
         data = self.path.read_bytes()
         self.delimiter = csv_delimiter(data)
         try:
@@ -117,7 +118,7 @@ class LabelsFile:
 
     def remove_last(self, id_a: str, id_b: str) -> None:
         """Take the last row for this pair out of the file (atomically: temp file, then rename)."""
-        rows = self._read_rows()
+        rows = self.read_rows()
         a, b = self.header.index("ad_id_a"), self.header.index("ad_id_b")
         for k in range(len(rows) - 1, 0, -1):
             if len(rows[k]) > max(a, b) and frozenset((rows[k][a], rows[k][b])) == frozenset((id_a, id_b)):

@@ -87,7 +87,7 @@ class LabelStore:
 
     def table(self) -> pd.DataFrame:
         """The file's rows as text (`ad_id_a`, `ad_id_b`, `label` and the extra columns it has)."""
-        rows = self.file._read_rows()
+        rows = self.file.read_rows()
         header = rows[0] if rows else list(HEADER)
         body = [row + [""] * (len(header) - len(row)) for row in rows[1:] if row]
         return pd.DataFrame([row[: len(header)] for row in body], columns=header, dtype="string").fillna("")
