@@ -32,9 +32,9 @@ from jobdedup.models.rules import apply_rules
 from jobdedup.pipeline.candidates import batch_candidates
 from jobdedup.pipeline.config import Config
 from jobdedup.pipeline.engine import Deduplicator
-from jobdedup.pipeline.prepare import prepare_batch
+from jobdedup.pipeline.prepare import PreparedBatch, prepare_batch
 from jobdedup.pipeline.progress import Progress
-from jobdedup.pipeline.training import training_table
+from jobdedup.pipeline.training import TrainingTable, training_table
 
 FULL = "all steps on"
 COUNTS = ("tp", "fp", "fn")
@@ -60,6 +60,20 @@ def _figures(counts: dict[str, int]) -> dict[str, float]:
     return _f1(counts["tp"], counts["fp"], counts["fn"])
 
 
+def left_out_scores(
+    table: TrainingTable, corpus: str, ads: pd.DataFrame, config: Config
+) -> tuple[Deduplicator, PreparedBatch, np.ndarray, np.ndarray, pd.DataFrame, np.ndarray]:
+    """A model trained on `table` without `corpus`, `ads` (that corpus) prepared by it, their
+    candidate pairs (`left`, `right`), the pairs' features and the trees' scores before any rule."""
+    model = Deduplicator(config).fit_table(table.without_corpus(corpus))
+    batch = prepare_batch(ads, config, model.boilerplate_)
+    candidates, _ = batch_candidates(batch.inputs, config)
+    left, right = candidates["i"].to_numpy(), candidates["j"].to_numpy()
+    features = build_pair_features(batch.inputs, left, right, config.jobs)
+    raw = model.classifier_.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
+    return model, batch, left, right, features, raw
+
+
 def one_seed(
     seed: int,
     training_sets: tuple[list, list, list],
@@ -76,12 +90,7 @@ def one_seed(
     out: dict[str, dict[str, dict[str, int]]] = {name: {} for name in policies}
     for corpus, ads in corpus_ads.items():
         start = time.perf_counter()
-        model = Deduplicator(config).fit_table(table.without_corpus(corpus))
-        batch = prepare_batch(ads, config, model.boilerplate_)
-        candidates, _ = batch_candidates(batch.inputs, config)
-        left, right = candidates["i"].to_numpy(), candidates["j"].to_numpy()
-        features = build_pair_features(batch.inputs, left, right, config.jobs)
-        raw = model.classifier_.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
+        model, batch, left, right, features, raw = left_out_scores(table, corpus, ads, config)
         labelled = pairs[pairs["corpus"] == corpus]
         ad_ids = batch.ads["ad_id"].astype(str).to_numpy()
         for name, policy in policies.items():

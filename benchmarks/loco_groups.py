@@ -20,12 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.ablation import left_out_scores
 from benchmarks.quality import _corpus, _training_sets, development_ads, natural_pairs
-from jobdedup.features.pairs import build_pair_features
-from jobdedup.pipeline.candidates import batch_candidates
+from jobdedup.models.rules import apply_rules
 from jobdedup.pipeline.config import Config
-from jobdedup.pipeline.engine import Deduplicator
-from jobdedup.pipeline.prepare import prepare_batch
 from jobdedup.pipeline.progress import Progress
 from jobdedup.pipeline.training import training_table
 from labelling.draw_pairs_to_judge import _judged_pairs, write_round
@@ -49,12 +47,8 @@ def in_group_pairs(seed: int) -> pd.DataFrame:
     rows = []
     for corpus in sorted(set(corpus_a[corpus_a == corpus_b])):
         ads = ads_all[ads_all["corpus"] == corpus].reset_index(drop=True)
-        model = Deduplicator(config).fit_table(table.without_corpus(corpus))
-        batch = prepare_batch(ads, config, model.boilerplate_)
-        candidates, _ = batch_candidates(batch.inputs, config)
-        left, right = candidates["i"].to_numpy(), candidates["j"].to_numpy()
-        features = build_pair_features(batch.inputs, left, right, config.jobs)
-        probability = model.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
+        model, batch, left, right, features, raw = left_out_scores(table, corpus, ads, config)
+        probability = apply_rules(raw, features, model.policy)
         groups, _ = model.group(batch, left, right, probability, features)
         score = {(int(i), int(j)): p for i, j, p in zip(left, right, probability)}
         ids = batch.ads["ad_id"].astype(str).to_numpy()
