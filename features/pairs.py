@@ -161,15 +161,22 @@ def _string_similarity(
     scorer: Callable[..., float],
     threads: int,
 ) -> np.ndarray:
-    """rapidfuzz score in 0..1 for each pair; NaN where either string is missing."""
+    """rapidfuzz score in 0..1 for each pair; NaN where either string is missing. Each distinct
+    (left value, right value) is scored once: ads blocked on one title repeat the same strings."""
     codes, uniques = distinct(values)
-    present = codes >= 0
-    strings = np.array([str(u) for u in uniques] + [""], dtype=object)[codes]  # (-1, missing: "")
-    both = present[left] & present[right]
+    strings = np.array([str(u) for u in uniques], dtype=object)
+    both = np.flatnonzero((codes[left] >= 0) & (codes[right] >= 0))
     out = np.full(len(left), np.nan)
-    if both.any():
-        scores = cpdist(strings[left[both]], strings[right[both]], scorer=scorer, workers=threads)
-        out[both] = np.asarray(scores, dtype=float) / 100.0
+    if len(both):
+        value_pairs = codes[left[both]].astype(np.int64) * len(strings) + codes[right[both]]
+        distinct_pairs, pair_of = np.unique(value_pairs, return_inverse=True)
+        scores = cpdist(
+            strings[distinct_pairs // len(strings)],
+            strings[distinct_pairs % len(strings)],
+            scorer=scorer,
+            workers=threads,
+        )
+        out[both] = (np.asarray(scores, dtype=float) / 100.0)[pair_of]
     return out
 
 
