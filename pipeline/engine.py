@@ -14,7 +14,7 @@ import hashlib
 import importlib.metadata
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,20 @@ from jobdedup.pipeline.training import TrainingTable, training_table
 
 MODEL_KIND = "jobdedup.Deduplicator"
 _VERSIONED_PACKAGES = ("jobdedup", "lightgbm", "numpy", "pandas", "datasketch", "xxhash", "rapidfuzz")
+
+
+SCORE_BLOCK = 1_000_000
+"""Candidate pairs scored at a time by `Deduplicator.run`: their feature table takes ~300 MB."""
+
+
+@dataclass(frozen=True)
+class ScoredPairs:
+    """The score step's results: per pair its probability and the rule that holds (None where
+    none), and the feature table of the accepted pairs, in pair order."""
+
+    probability: np.ndarray
+    rules: np.ndarray
+    accepted_features: pd.DataFrame
 
 
 @dataclass
@@ -201,12 +215,12 @@ class Deduplicator:
             bar.update(len(candidates))
         left = candidates["i"].to_numpy()
         right = candidates["j"].to_numpy()
-        with progress.stage("score", total=len(left), unit="pairs"):
-            features = build_pair_features(batch.inputs, left, right, self.config.jobs)
-            probability = self.predict_proba(features)[:, 1] if len(left) else np.zeros(0)
+        with progress.stage("score", total=len(left), unit="pairs") as bar:
+            scored = self._score_blocks(batch, left, right, bar.update)
+        probability = scored.probability
         accepted = probability >= self.threshold_
         with progress.stage("group", total=int(accepted.sum()), unit="links"):
-            labels, grouping = self.group(batch, left, right, probability, features)
+            labels, grouping = self._group_accepted(batch, left, right, probability, scored.accepted_features)
         ad_ids = batch.ads["ad_id"].astype(str).to_numpy()
         group_ids = _group_ids(ad_ids, labels)
         pairs = pd.DataFrame(
@@ -217,13 +231,14 @@ class Deduplicator:
                 "is_duplicate": accepted & (labels[left] == labels[right]),
                 "via_lsh": candidates["via_lsh"].to_numpy(),
                 "via_fields": candidates["via_fields"].to_numpy(),
-                "rule": pd.array(rule_names(features, self.policy), dtype="string"),
+                "rule": pd.array(scored.rules, dtype="string"),
             }
         )
         # Duplicate type (FULL / SEMANTIC / TEMPORAL / PARTIAL, see models.dup_types) of accepted pairs.
         duplicate = pairs["is_duplicate"].to_numpy()
         dup_type = np.full(len(pairs), None, dtype=object)
-        dup_type[duplicate] = assign_dup_types(features[duplicate].reset_index(drop=True))
+        among_accepted = duplicate[accepted]
+        dup_type[duplicate] = assign_dup_types(scored.accepted_features[among_accepted].reset_index(drop=True))
         pairs["dup_type"] = pd.array(dup_type, dtype="string")
         groups = pd.DataFrame(
             {
@@ -243,6 +258,26 @@ class Deduplicator:
             timings=dict(progress.timings),
         )
 
+    def _score_blocks(
+        self, batch: PreparedBatch, left: np.ndarray, right: np.ndarray, done: Callable[[int], object]
+    ) -> ScoredPairs:
+        """Probabilities and rules of the pairs (left[k], right[k]), `SCORE_BLOCK` pairs at a time,
+        keeping the features of accepted pairs only (what grouping and duplicate types read): a
+        feature table of every pair takes 300 bytes a pair, 7 GB for 24 million pairs."""
+        probability = np.zeros(len(left))
+        rules = np.full(len(left), None, dtype=object)
+        accepted: list[pd.DataFrame] = []
+        for start in range(0, len(left), SCORE_BLOCK):
+            block = slice(start, start + SCORE_BLOCK)
+            features = build_pair_features(batch.inputs, left[block], right[block], self.config.jobs)
+            probability[block] = self.predict_proba(features)[:, 1]
+            rules[block] = rule_names(features, self.policy)
+            accepted.append(features[probability[block] >= self.threshold_])
+            done(len(features))
+        if not accepted:
+            accepted.append(build_pair_features(batch.inputs, left, right, self.config.jobs))
+        return ScoredPairs(probability, rules, pd.concat(accepted, ignore_index=True))
+
     def group(
         self,
         batch: PreparedBatch,
@@ -255,6 +290,18 @@ class Deduplicator:
         pair k), under this model's `policy`: accepted pairs, the chaining guard, copy units and
         the employer guard."""
         accepted = probability >= self.threshold_
+        return self._group_accepted(batch, left, right, probability, features[accepted])
+
+    def _group_accepted(
+        self,
+        batch: PreparedBatch,
+        left: np.ndarray,
+        right: np.ndarray,
+        probability: np.ndarray,
+        accepted_features: pd.DataFrame,
+    ) -> tuple[np.ndarray, GroupReport]:
+        """`group` given the features of the accepted pairs only, in order."""
+        accepted = probability >= self.threshold_
         edges = pd.DataFrame(
             {"i": left[accepted], "j": right[accepted], "probability": probability[accepted]}
         )
@@ -266,7 +313,7 @@ class Deduplicator:
             self.threshold_,
             batch.inputs.fields,
             self.policy,
-            links=employer_links(edges, features[accepted]),
+            links=employer_links(edges, accepted_features),
             report=grouping,
         )
         return labels, grouping

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jobdedup.pipeline import engine as engine_module
 from jobdedup.pipeline.clean import clean_descriptions
 from jobdedup.pipeline.engine import Deduplicator
 from jobdedup.pipeline.sketch import shingle_sets, tokenize
@@ -113,3 +114,14 @@ def test_hand_checked_natural_pairs_held_out(held_out_model):
     figures = held_out_model.evaluate(ads, labels)
     assert figures["labelled_pairs"] == len(labels.pairs) and figures["labelled_duplicates"] >= 50
     assert figures["precision"] >= 0.94 and figures["recall"] >= 0.64
+
+
+def test_scoring_in_blocks_gives_the_outputs_of_one_block(default_model, test_ads, test_result, monkeypatch):
+    """`run` scores its candidate pairs `SCORE_BLOCK` at a time: blocks of a few hundred pairs
+    (blocks of 1 to 16 pairs take the few-values paths) give every output of one block."""
+    assert len(test_result.pairs) > 600  # (one block at the shipped size)
+    for block in (7, 300):
+        monkeypatch.setattr(engine_module, "SCORE_BLOCK", block)
+        blocked = default_model.run(test_ads)
+        pd.testing.assert_frame_equal(blocked.pairs, test_result.pairs)
+        pd.testing.assert_frame_equal(blocked.groups, test_result.groups)
