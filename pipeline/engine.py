@@ -238,7 +238,9 @@ class Deduplicator:
         duplicate = pairs["is_duplicate"].to_numpy()
         dup_type = np.full(len(pairs), None, dtype=object)
         among_accepted = duplicate[accepted]
-        dup_type[duplicate] = assign_dup_types(scored.accepted_features[among_accepted].reset_index(drop=True))
+        dup_type[duplicate] = assign_dup_types(
+            scored.accepted_features[among_accepted].reset_index(drop=True)
+        )
         pairs["dup_type"] = pd.array(dup_type, dtype="string")
         groups = pd.DataFrame(
             {
