@@ -1,18 +1,23 @@
-"""Throughput and memory of jobdedup beside datasketch, measured in one run (`make bench`).
+"""`make bench`: jobdedup against the plain datasketch way, and at scale on the stress corpus, in one run.
 
-For each corpus size (built by `benchmarks.corpus` from the real ads in ../shared):
-- jobdedup `dedup` end to end (read, prepare = clean + fields + shingles + MinHash, candidates =
-  LSH bands + field blocking, score = pair features + LightGBM, group, write) with the engine's
-  stage timings and peak memory, each size in a fresh subprocess so the peak is its own;
-- jobdedup's text → MinHash → LSH pairs path alone (like for like with datasketch);
-- the plain datasketch way: per-shingle `MinHash.update` (sha1), `MinHashLSH.insert` + `query`,
-  union-find; it runs at a few hundred ads/s, so it is timed on the first `--plain-sample` ads and
-  reported as a rate;
-- datasketch's fastest way: `MinHash.bulk` with an xxhash `hashfunc` and an LSH insertion session,
-  on up to `--fast-sample` ads (100,000: its objects would not fit in memory at a million).
-Both datasketch ways use the same 5-word shingles of `str.lower().split()` and 42 bands × 3 rows.
+1. A 50,000-ad corpus (`benchmarks.corpus`, real ads replicated): the `jobdedup dedup` command as
+   a user runs it (a fresh process, start-up, reading and writing included), timed from outside,
+   beside the plain datasketch way: per-shingle `MinHash.update` (sha1), `MinHashLSH.insert` +
+   `query`, union-find. That way runs at a few hundred ads/s, so it is timed on the first
+   `--plain-sample` ads and reported as a rate. Like for like, the text -> MinHash -> LSH pairs
+   step alone of both, and datasketch's fastest way (`MinHash.bulk` with xxhash and an insertion
+   session, on up to `--fast-sample` ads). Both datasketch ways use 5-word shingles of
+   `str.lower().split()` and 42 bands x 3 rows.
+2. The stress corpus of `../shared/bench/make_stress_corpus.py` (vacancies spliced from random
+   sentences of the real ads, 40 % edited reposts) at 200,000 and 1,000,000 ads: `dedup`'s work as
+   the command does it (descriptions streamed from the file), with its stage timings, scoring
+   rate, peak memory of all processes, the largest groups and the share of planted reposts that
+   end in their original's group.
 
-Run: .venv/bin/python -m benchmarks.bench --sizes 10000 100000 [1000000] [--plot benchmarks/scaling.png]
+Each measurement runs in its own process, so its peak memory is its own. Corpora are built into
+out/bench/ on first use (needs ../shared).
+
+Run: .venv/bin/python -m benchmarks.bench [--corpus-size 50000] [--stress-sizes 200000 1000000]
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "default" / "model.json"
+OUT = ROOT / "out" / "bench"
+STRESS_GENERATOR = ROOT.parent / "shared" / "bench" / "make_stress_corpus.py"
 BANDS, ROWS, K = 42, 3, 5
 
 
@@ -81,19 +88,17 @@ def _tree_rss_mb(root: int) -> float:
     return sum(rss.get(pid, 0) for pid in members) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def measure_jobdedup(size: int, jobs: int) -> dict:
-    """`jobdedup dedup` work end to end in this process as the CLI does it (read without texts,
-    run with descriptions streamed from the file, write outputs), with the engine's own stage
-    timings, this process's peak memory and the peak of all processes (workers included)
-    together (called in a subprocess)."""
+def measure_jobdedup(path: Path, jobs: int) -> dict:
+    """`jobdedup dedup`'s work end to end in this process as the command does it (read without
+    texts, run with descriptions streamed from the file, write outputs), with the engine's stage
+    timings and the peak memory of all processes together (workers included); the groups are
+    kept in out/bench/ for `stress_outcome` (called in a subprocess)."""
     import tempfile
 
-    from benchmarks.corpus import ensure
     from jobdedup.pipeline.engine import Deduplicator
     from jobdedup.pipeline.io import read_ads_streamed
     from jobdedup.pipeline.model_files import write_outputs
 
-    path = ensure(size)
     model = Deduplicator.load(MODEL).with_config(show_progress=False, jobs=jobs)
     with TreeMemory() as memory:
         start = time.perf_counter()
@@ -105,13 +110,60 @@ def measure_jobdedup(size: int, jobs: int) -> dict:
             write_outputs(result.pairs, result.groups, Path(out))
             write_seconds = time.perf_counter() - t
         total = time.perf_counter() - start
+    result.groups[["ad_id", "group_id", "group_size"]].to_parquet(_groups_path(path))
     timings = {"read": read_seconds, **result.timings, "write": write_seconds, "dedup_end_to_end": total}
     return {
-        "size": size,
+        "ads": len(result.groups),
         "pairs": len(result.pairs),
         "timings": timings,
-        "peak_mb": _peak_mb(),
         "peak_all_mb": memory.peak_mb,
+    }
+
+
+def _groups_path(ads_path: Path) -> Path:
+    return OUT / f"{ads_path.stem}.groups.parquet"
+
+
+def measure_cli(path: Path, jobs: int) -> dict:
+    """The `jobdedup dedup` command on `path` in a fresh process, timed from outside (start-up,
+    imports, reading and writing included), with the peak memory of its processes."""
+    import tempfile
+
+    command = [str(Path(sys.executable).with_name("jobdedup")), "dedup", "--ads", str(path)]
+    with tempfile.TemporaryDirectory() as out, TreeMemory() as memory:
+        start = time.perf_counter()
+        subprocess.run([*command, "--out", out, "--jobs", str(jobs), "--quiet"], check=True, cwd=ROOT)
+        seconds = time.perf_counter() - start
+    return {
+        "ads": len(pd.read_parquet(path, columns=["ad_id"])),
+        "seconds": seconds,
+        "peak_all_mb": memory.peak_mb,
+    }
+
+
+def ensure_stress(size: int) -> Path:
+    """out/bench/stress_SIZE.parquet (and its .truth.parquet), built by ../shared's generator."""
+    path = OUT / f"stress_{size}.parquet"
+    if not path.exists():
+        OUT.mkdir(parents=True, exist_ok=True)
+        print(f"building the stress corpus of {size:,} ads ...", file=sys.stderr)
+        subprocess.run([sys.executable, str(STRESS_GENERATOR), str(size), str(path)], check=True)
+    return path
+
+
+def stress_outcome(path: Path) -> dict:
+    """Group sizes of a measured stress run and the share of planted reposts (the generator's
+    truth: repost, original) that share their original's group."""
+    groups = pd.read_parquet(_groups_path(path))
+    truth = pd.read_parquet(path.with_name(path.stem + ".truth.parquet"))
+    group_of = pd.Series(groups["group_id"].to_numpy(), index=groups["ad_id"].astype(str))
+    together = group_of.reindex(truth["ad_id"]).to_numpy() == group_of.reindex(truth["repost_of"]).to_numpy()
+    sizes = groups.drop_duplicates("group_id")["group_size"]
+    return {
+        "largest_group": int(sizes.max()),
+        "groups_over_25": int((sizes > 25).sum()),
+        "reposts_grouped": float(together.mean()),
+        "reposts": len(truth),
     }
 
 
@@ -196,82 +248,83 @@ def measure_datasketch(size: int, plain_sample: int, fast_sample: int) -> dict:
     return out
 
 
-def _in_subprocess(kind: str, size: int, extra: list[str]) -> dict:
-    command = [sys.executable, "-m", "benchmarks.bench", "--one", kind, str(size), *extra]
+def _in_subprocess(kind: str, target: object, extra: list[str]) -> dict:
+    command = [sys.executable, "-m", "benchmarks.bench", "--one", kind, str(target), *extra]
     done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def table(rows: list[dict]) -> str:
-    """Markdown tables of the measurements with rates and ratios."""
-    lines = [
-        "| ads | way | text → MinHash → LSH pairs | ads/s | peak memory | ratio |",
-        "|---:|---|---:|---:|---:|---:|",
-    ]
-    for row in rows:
-        k, d = row["sketch"], row["datasketch"]
-        ours_rate = k["size"] / k["sketch_lsh"]
-        fast_rate = d["fast_ads"] / d["fast_seconds"]
-        plain_rate = d["plain_ads"] / d["plain_seconds"]
-        lines += [
+def corpus_table(size: int, cli: dict, sketch: dict, plain: dict) -> str:
+    """The 50,000-ad comparison: jobdedup against the plain and the fastest datasketch ways."""
+    plain_rate = plain["plain_ads"] / plain["plain_seconds"]
+    fast_rate = plain["fast_ads"] / plain["fast_seconds"]
+    cli_rate = size / cli["seconds"]
+    sketch_rate = size / sketch["sketch_lsh"]
+    return "\n".join(
+        [
+            f"| {size:,} ads | seconds | ads/s | peak memory | jobdedup's lead |",
+            "|---|---:|---:|---:|---:|",
             (
-                f"| {k['size']:,} | jobdedup (compiled tokenise, shingle, MinHash, band keys) | "
-                f"{k['sketch_lsh']:.1f} s | {ours_rate:,.0f} | {k['peak_mb']:,.0f} MB | 1× |"
+                f"| `jobdedup dedup`, the command end to end (start-up included) | {cli['seconds']:.1f} | "
+                f"{cli_rate:,.0f} | {cli['peak_all_mb']:,.0f} MB | |"
             ),
             (
-                f"| {k['size']:,} | datasketch bulk + xxhash + insertion session (on {d['fast_ads']:,} ads) | "
-                f"{d['fast_seconds']:.1f} s | {fast_rate:,.0f} | {d['peak_mb']:,.0f} MB | "
-                f"jobdedup {ours_rate / fast_rate:.1f}× faster |"
+                f"| plain datasketch: update + MinHashLSH + union-find (rate of {plain['plain_ads']:,} ads) | "
+                f"{size / plain_rate:.0f} | {plain_rate:,.0f} | | **{cli_rate / plain_rate:.1f}×** |"
             ),
             (
-                f"| {k['size']:,} | datasketch update + MinHashLSH (on {d['plain_ads']:,} ads) | "
-                f"{d['plain_seconds']:.1f} s | {plain_rate:,.0f} | – | jobdedup {ours_rate / plain_rate:.0f}× faster |"
+                f"| jobdedup text → MinHash → LSH pairs alone | {sketch['sketch_lsh']:.1f} | {sketch_rate:,.0f} | "
+                f"{sketch['peak_mb']:,.0f} MB | |"
+            ),
+            (
+                f"| datasketch bulk + xxhash + insertion session, same step (rate of {plain['fast_ads']:,} ads) | "
+                f"{size / fast_rate:.1f} | {fast_rate:,.0f} | {plain['peak_mb']:,.0f} MB | {sketch_rate / fast_rate:.1f}× |"
             ),
         ]
-    lines += [
-        "",
+    )
+
+
+def stress_table(rows: list[dict]) -> str:
+    """Stage timings, memory and groups of `dedup` on the stress corpus at each size."""
+    lines = [
         (
-            "| ads | candidate pairs | read | prepare | candidates | score | group | write "
-            "| dedup end to end | peak memory, main process | peak memory, all processes |"
+            "| ads | candidate pairs | read | prepare | candidates | score | group | write | end to end "
+            "| peak memory (all processes) | largest group | groups > 25 | planted reposts grouped |"
         ),
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
-        j = row["jobdedup"]
-        t = j["timings"]
+        t, ads, pairs = row["timings"], row["ads"], row["pairs"]
         lines.append(
-            f"| {j['size']:,} | {j['pairs']:,} | {t['read']:.1f} s | {t['prepare']:.1f} s | "
-            f"{t['candidates']:.1f} s | {t['score']:.1f} s | {t['group']:.1f} s | {t['write']:.1f} s | "
-            f"{t['dedup_end_to_end']:.1f} s | {j['peak_mb']:,.0f} MB | {j['peak_all_mb']:,.0f} MB |"
+            f"| {ads:,} | {pairs:,} ({pairs / ads:.1f} per ad) | {t['read']:.1f} s | {t['prepare']:.1f} s "
+            f"({ads / t['prepare']:,.0f} ads/s) | {t['candidates']:.1f} s | {t['score']:.1f} s "
+            f"({pairs / max(t['score'], 1e-9) / 1000:,.0f} k pairs/s) | {t['group']:.1f} s | {t['write']:.1f} s | "
+            f"**{t['dedup_end_to_end']:.1f} s** | {row['peak_all_mb'] / 1024:.1f} GB | {row['largest_group']} | "
+            f"{row['groups_over_25']} | {row['reposts_grouped']:.3f} of {row['reposts']:,} |"
         )
     return "\n".join(lines)
 
 
-def plot(rows: list[dict], path: Path) -> None:
-    """Time against corpus size, log-log, beside a linear reference."""
+def plot(size: int, cli: dict, plain: dict, stress: list[dict], path: Path) -> None:
+    """End-to-end seconds against ads, log-log: the command at 50,000, the stress corpus, and the
+    plain datasketch way's rate times the size (its sketch and LSH only)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sizes = np.array([r["jobdedup"]["size"] for r in rows])
-    total = np.array([r["jobdedup"]["timings"]["dedup_end_to_end"] for r in rows])
-    fast = np.array(
-        [r["datasketch"]["fast_seconds"] * r["jobdedup"]["size"] / r["datasketch"]["fast_ads"] for r in rows]
-    )
-    plain = np.array(
-        [
-            r["datasketch"]["plain_seconds"] * r["jobdedup"]["size"] / r["datasketch"]["plain_ads"]
-            for r in rows
-        ]
-    )
+    plain_rate = plain["plain_ads"] / plain["plain_seconds"]
+    sizes = np.array([size] + [row["ads"] for row in stress])
     fig, ax = plt.subplots(figsize=(6, 4))
-    sketch = np.array([r["sketch"]["sketch_lsh"] for r in rows])
-    ax.loglog(sizes, total, "o-", label="jobdedup dedup, end to end")
-    ax.loglog(sizes, sketch, "o--", label="jobdedup sketch+LSH only")
-    ax.loglog(sizes, fast, "s--", label="datasketch bulk+session (sketch+LSH only, rate × size)")
-    ax.loglog(sizes, plain, "^:", label="datasketch update+LSH (rate × size)")
-    ax.loglog(sizes, total[0] * sizes / sizes[0], color="grey", lw=0.8, label="linear from the smallest")
+    ax.loglog([size], [cli["seconds"]], "o", label="jobdedup dedup command, replicated real ads")
+    if stress:
+        ax.loglog(
+            [row["ads"] for row in stress],
+            [row["timings"]["dedup_end_to_end"] for row in stress],
+            "s-",
+            label="jobdedup dedup, stress corpus",
+        )
+    ax.loglog(sizes, sizes / plain_rate, "^:", label="plain datasketch way (its rate × ads)")
     ax.set_xlabel("ads")
     ax.set_ylabel("seconds (2 cores)")
     ax.legend(fontsize=7)
@@ -280,50 +333,65 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _measure_one(kind: str, target: str, args: argparse.Namespace) -> dict:
+    """One measurement in this process (`--one KIND TARGET`)."""
+    if kind == "jobdedup":
+        path = Path(target)
+        return measure_jobdedup(path, args.jobs)
+    if kind == "cli":
+        return measure_cli(Path(target), args.jobs)
+    if kind == "sketch":
+        return measure_sketch_lsh(int(target), args.jobs)
+    return measure_datasketch(int(target), args.plain_sample, args.fast_sample)
+
+
 def main() -> None:
     """Command line entry point."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument(
+        "--corpus-size", type=int, default=50_000, help="replicated real ads (default 50,000)"
+    )
+    parser.add_argument("--stress-sizes", type=int, nargs="*", default=[200_000, 1_000_000])
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--plain-sample", type=int, default=2_000)
-    parser.add_argument("--fast-sample", type=int, default=100_000)
+    parser.add_argument("--plain-sample", type=int, default=5_000)
+    parser.add_argument("--fast-sample", type=int, default=50_000)
     parser.add_argument("--plot", type=Path, default=ROOT / "benchmarks" / "scaling.png")
-    parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench" / "results.json")
-    parser.add_argument("--one", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, default=OUT / "results.json")
+    parser.add_argument("--one", nargs=2, metavar=("KIND", "TARGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        kind, size = args.one[0], int(args.one[1])
-        if kind == "jobdedup":
-            result = measure_jobdedup(size, args.jobs)
-        elif kind == "sketch":
-            result = measure_sketch_lsh(size, args.jobs)
-        else:
-            result = measure_datasketch(size, args.plain_sample, args.fast_sample)
-        print(json.dumps(result))
+        print(json.dumps(_measure_one(*args.one, args)))
         return
+    from benchmarks.corpus import ensure
+
     print(
-        f"machine: {platform.node()} {platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}"
+        f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
-    rows = []
-    for size in args.sizes:
-        print(f"measuring {size:,} ads ...", file=sys.stderr)
-        rows.append(
-            {
-                "jobdedup": _in_subprocess("jobdedup", size, ["--jobs", str(args.jobs)]),
-                "sketch": _in_subprocess("sketch", size, ["--jobs", str(args.jobs)]),
-                "datasketch": _in_subprocess(
-                    "datasketch",
-                    size,
-                    ["--plain-sample", str(args.plain_sample), "--fast-sample", str(args.fast_sample)],
-                ),
-            }
-        )
-    print(table(rows))
+    jobs = ["--jobs", str(args.jobs)]
+    size = args.corpus_size
+    print(f"measuring {size:,} replicated ads ...", file=sys.stderr)
+    cli = _in_subprocess("cli", ensure(size), jobs)
+    sketch = _in_subprocess("sketch", size, jobs)
+    plain = _in_subprocess(
+        "datasketch", size, ["--plain-sample", str(args.plain_sample), "--fast-sample", str(args.fast_sample)]
+    )
+    print(corpus_table(size, cli, sketch, plain))
+    stress = []
+    for stress_size in args.stress_sizes:
+        path = ensure_stress(stress_size)
+        print(f"measuring {stress_size:,} stress ads ...", file=sys.stderr)
+        stress.append({**_in_subprocess("jobdedup", path, jobs), **stress_outcome(path)})
+    if stress:
+        print()
+        print(stress_table(stress))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2))
-    plot(rows, args.plot)
+    args.json.write_text(
+        json.dumps({"corpus": {"cli": cli, "sketch": sketch, "plain": plain}, "stress": stress}, indent=2)
+    )
+    plot(size, cli, plain, stress, args.plot)
     print(f"plot: {args.plot}")
 
 
