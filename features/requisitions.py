@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -104,7 +105,34 @@ def _found(text: object, patterns: tuple[re.Pattern[str], ...], clean: bool) -> 
         return set()
     if clean:
         text = _searchable(text)
-    return {m.group(1) for pattern in patterns for m in pattern.finditer(text) if not _rand_amount(text, m)}
+    return {m.group(1) for pattern in patterns for m in _matches(pattern, text) if not _rand_amount(text, m)}
+
+
+# The words `_LABELLED_RE` starts with, and the characters that `re.IGNORECASE` equates with a
+# letter of them but `str.lower` does not (or lengthens: "İ" lowers to two characters).
+_LABEL_STARTS = ("req", "job", "position", "vacancy", "vacature", "stellen", "referenz", "ref", "kennziffer")
+_CASE_ODDITIES = re.compile("[ſıİ]")
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)`; for `_LABELLED_RE`, tried only where one of its label words
+    starts (found in the lower-cased text by `str.find`): Python's `re` tries a pattern that
+    opens with a word boundary at every character (~0.4 ms for a 3 KB text)."""
+    if pattern is not _LABELLED_RE or _CASE_ODDITIES.search(text):
+        yield from pattern.finditer(text)
+        return
+    lowered = text.lower()
+    starts = set()
+    for word in _LABEL_STARTS:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = lowered.find(word, at + 1)
+    end = 0
+    for start in sorted(starts):
+        if start >= end and (match := pattern.match(text, start)):
+            yield match
+            end = match.end()
 
 
 def _rand_amount(text: str, match: re.Match[str]) -> bool:
