@@ -2,6 +2,7 @@
 
 - `window_shingles`: per document, the sorted unique hashes of its k-word windows.
 - `intersection_counts`: size of the intersection of two sorted rows, for many pairs, in parallel.
+- `equal_counts`: how many columns two rows agree on, for many pairs (MinHash agreement).
 - `minhash_rows`: datasketch-compatible affine32 MinHash of each row.
 
 All are loops over small per-document arrays: in numpy they need a global lexsort (seconds per
@@ -75,6 +76,31 @@ def intersection_counts(
             np.ascontiguousarray(values_a, dtype=np.uint32),
             np.ascontiguousarray(indptr_b, dtype=np.int64),
             np.ascontiguousarray(values_b, dtype=np.uint32),
+            np.ascontiguousarray(left, dtype=np.int64),
+            np.ascontiguousarray(right, dtype=np.int64),
+            out,
+        )
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _equal_columns(rows: np.ndarray, left: np.ndarray, right: np.ndarray, out: np.ndarray) -> None:
+    for p in prange(left.shape[0]):
+        a, b = rows[left[p]], rows[right[p]]
+        count = 0
+        for k in range(rows.shape[1]):
+            count += a[k] == b[k]
+        out[p] = count
+
+
+def equal_counts(rows: np.ndarray, left: np.ndarray, right: np.ndarray, threads: int = 2) -> np.ndarray:
+    """Per pair p, how many columns rows[left[p]] and rows[right[p]] agree on (e.g. MinHash
+    signatures): one pass, without gathering both sides' rows (1 KB a pair of 128 values)."""
+    out = np.zeros(len(left), dtype=np.int64)
+    if len(left):
+        set_kernel_threads(threads, len(left), 2_000)
+        _equal_columns(
+            np.ascontiguousarray(rows),
             np.ascontiguousarray(left, dtype=np.int64),
             np.ascontiguousarray(right, dtype=np.int64),
             out,

@@ -21,6 +21,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
 from jobdedup.features.employers import employer_conflict
+from jobdedup.features.kernels import equal_counts
 from jobdedup.features.mentions import (
     both_texts_say_place_flexible,
     named_in_other_text,
@@ -287,14 +288,11 @@ def _location_conflict_few(
     return np.array([conflict(a, b) for a, b in zip(left.tolist(), right.tolist())], dtype=float)
 
 
-def _signature_agreement(signatures: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Share of equal MinHash values per pair, 65,536 pairs at a time (gathering both sides'
-    signatures at once would take 1 KB per pair: 1.5 GB for 1.5 million candidate pairs)."""
-    agreement = np.zeros(len(left))
-    for start in range(0, len(left), 65_536):
-        rows = slice(start, start + 65_536)
-        agreement[rows] = (signatures[left[rows]] == signatures[right[rows]]).mean(axis=1)
-    return agreement
+def _signature_agreement(
+    signatures: np.ndarray, left: np.ndarray, right: np.ndarray, threads: int
+) -> np.ndarray:
+    """Share of equal MinHash values per pair."""
+    return equal_counts(signatures, left, right, threads) / signatures.shape[1]
 
 
 def _fields_of_pairs(
@@ -349,7 +347,7 @@ def _text_features(
 ) -> dict[str, np.ndarray]:
     """The features of the texts' shingle, word and mention sets, signatures and word counts."""
     out: dict[str, np.ndarray] = {}
-    minhash = _signature_agreement(inputs.signatures, left, right)
+    minhash = _signature_agreement(inputs.signatures, left, right, threads)
     core_empty = (inputs.core.sizes[left] == 0) | (inputs.core.sizes[right] == 0)
     out["minhash_core"] = np.where(core_empty, np.nan, minhash)
     out["jaccard_full"], out["containment_full_max"], out["containment_full_min"] = _overlap(

@@ -1,5 +1,6 @@
 """The score step's vectorised pair kernels give what the plain per-pair code gives (issue #52):
-set intersections of sorted rows, and string similarities scored once per distinct pair of values."""
+set intersections of sorted rows, string similarities scored once per distinct pair of values, and
+the agreement of two rows (MinHash signatures)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
-from jobdedup.features.kernels import intersection_counts
+from jobdedup.features.kernels import equal_counts, intersection_counts
 from jobdedup.features.pairs import _string_similarity
 
 _sets = st.lists(st.sets(st.integers(0, 60), max_size=40), min_size=1, max_size=30)
@@ -67,3 +68,13 @@ def test_string_similarity_is_rapidfuzz_pair_by_pair(values: list[str | None], p
         plain = [np.nan if values[a] is None or values[b] is None else scorer(values[a], values[b]) / 100.0
                  for a, b in zip(left, right)]  # fmt: skip
         np.testing.assert_allclose(got, np.array(plain, dtype=float), rtol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), width=st.sampled_from([1, 3, 128]), threads=st.sampled_from([1, 2]))
+def test_equal_counts_are_numpys_row_comparisons(seed: int, width: int, threads: int):
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 3, (50, width)).astype(np.uint32)  # (few values: many agree)
+    left, right = rng.integers(0, 50, 3_000), rng.integers(0, 50, 3_000)
+    expected = (rows[left] == rows[right]).sum(axis=1)
+    assert equal_counts(rows, left, right, threads).tolist() == expected.tolist()
