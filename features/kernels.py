@@ -3,6 +3,7 @@
 - `window_shingles`: per document, the sorted unique hashes of its k-word windows.
 - `intersection_counts`: size of the intersection of two sorted rows, for many pairs, in parallel.
 - `equal_counts`: how many columns two rows agree on, for many pairs (MinHash agreement).
+- `own_words_unnamed`: per pair, the most of one ad's own words the other ad does not name.
 - `minhash_rows`: datasketch-compatible affine32 MinHash of each row.
 
 All are loops over small per-document arrays: in numpy they need a global lexsort (seconds per
@@ -101,6 +102,74 @@ def equal_counts(rows: np.ndarray, left: np.ndarray, right: np.ndarray, threads:
         set_kernel_threads(threads, len(left), 2_000)
         _equal_columns(
             np.ascontiguousarray(rows),
+            np.ascontiguousarray(left, dtype=np.int64),
+            np.ascontiguousarray(right, dtype=np.int64),
+            out,
+        )
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _own_words_unnamed(wp, wv, pp, pv, ap, av, mp, mv, a, b) -> tuple[int, int]:
+    """(size of ad a's own words, how many of them ad b names neither among its own words nor in
+    its mentions); own words = words without the ad's place and area words."""
+    own, unnamed = 0, 0
+    for i in range(wp[a], wp[a + 1]):
+        x = wv[i]
+        if _in_row(pv, pp[a], pp[a + 1], x) or _in_row(av, ap[a], ap[a + 1], x):
+            continue
+        own += 1
+        own_in_b = _in_row(wv, wp[b], wp[b + 1], x) and not (
+            _in_row(pv, pp[b], pp[b + 1], x) or _in_row(av, ap[b], ap[b + 1], x)
+        )
+        if not (own_in_b or _in_row(mv, mp[b], mp[b + 1], x)):
+            unnamed += 1
+    return own, unnamed
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_row(values: np.ndarray, start: int, stop: int, x: np.uint32) -> bool:
+    """Whether the sorted row values[start:stop] holds x (binary search)."""
+    low, high = start, stop
+    while low < high:
+        middle = (low + high) // 2
+        if values[middle] < x:
+            low = middle + 1
+        else:
+            high = middle
+    return low < stop and values[low] == x
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _unnamed_pairs(wp, wv, pp, pv, ap, av, mp, mv, left, right, out) -> None:
+    for p in prange(left.shape[0]):
+        own_l, unnamed_l = _own_words_unnamed(wp, wv, pp, pv, ap, av, mp, mv, left[p], right[p])
+        own_r, unnamed_r = _own_words_unnamed(wp, wv, pp, pv, ap, av, mp, mv, right[p], left[p])
+        out[p] = np.nan if own_l == 0 or own_r == 0 else float(max(unnamed_l, unnamed_r))
+
+
+def own_words_unnamed(
+    words: tuple[np.ndarray, np.ndarray],
+    places: tuple[np.ndarray, np.ndarray],
+    areas: tuple[np.ndarray, np.ndarray],
+    mentions: tuple[np.ndarray, np.ndarray],
+    left: np.ndarray,
+    right: np.ndarray,
+    threads: int = 2,
+) -> np.ndarray:
+    """Per pair, the most of one ad's own words (its `words` row without its `places` and `areas`
+    rows) that the other ad holds neither among its own words nor in its `mentions` row; NaN where
+    either ad has no own word. Each argument set is (indptr, values) of sorted unique rows."""
+    out = np.zeros(len(left))
+    if len(left):
+        set_kernel_threads(threads, len(left), 2_000)
+        arrays = [
+            np.ascontiguousarray(array, dtype=dtype)
+            for sets in (words, places, areas, mentions)
+            for array, dtype in zip(sets, (np.int64, np.uint32))
+        ]
+        _unnamed_pairs(
+            *arrays,
             np.ascontiguousarray(left, dtype=np.int64),
             np.ascontiguousarray(right, dtype=np.int64),
             out,

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from jobdedup.features.kernels import own_words_unnamed
 from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.features.shingle_sets import (
     ShingleSets,
     ads_of_pairs,
-    difference_rows,
     intersection_sizes,
-    union_rows,
 )
 
 PLACE_FLEXIBLE_WORDS = ("remote", "anywhere", "commuting")
@@ -76,20 +75,21 @@ def words_other_ad_leaves_unnamed(
         >>> words_other_ad_leaves_unnamed(words, places, ShingleSets.from_lists([[], [3]]), *pair).tolist()
         [0.0]
     """
-    ads, left, right = ads_of_pairs(left, right)
-    if len(ads) <= FEW_VALUES:
+    if len(left) <= FEW_VALUES:
+        ads, left, right = ads_of_pairs(left, right)
         word_sets, place_sets, area_sets, mention_sets = (
             _row_sets(rows, ads) for rows in (words, *own_places, mentions)
         )
         return _few_words_unnamed(word_sets, place_sets, area_sets, mention_sets, left, right)
-    places = union_rows(own_places[0].subset(ads), own_places[1].subset(ads))
-    own = difference_rows(words.subset(ads), places)
-    named = union_rows(own, mentions.subset(ads))
-    left_unnamed = own.sizes[left] - intersection_sizes(own, left, right, other=named)
-    right_unnamed = own.sizes[right] - intersection_sizes(own, right, left, other=named)
-    out = np.maximum(left_unnamed, right_unnamed).astype(float)
-    out[(own.sizes[left] == 0) | (own.sizes[right] == 0)] = np.nan
-    return out
+    places, areas = own_places
+    return own_words_unnamed(
+        (words.indptr, words.values),
+        (places.indptr, places.values),
+        (areas.indptr, areas.values),
+        (mentions.indptr, mentions.values),
+        left,
+        right,
+    )
 
 
 def _few_words_unnamed(

@@ -1,6 +1,6 @@
 """The score step's vectorised pair kernels give what the plain per-pair code gives (issue #52):
 set intersections of sorted rows, string similarities scored once per distinct pair of values, and
-the agreement of two rows (MinHash signatures)."""
+the agreement of two rows (MinHash signatures), the words one ad leaves unnamed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
 from jobdedup.features.kernels import equal_counts, intersection_counts
+from jobdedup.features.mentions import words_other_ad_leaves_unnamed
 from jobdedup.features.pairs import _string_similarity
+from jobdedup.features.shingle_sets import ShingleSets, difference_rows, intersection_sizes, union_rows
 
 _sets = st.lists(st.sets(st.integers(0, 60), max_size=40), min_size=1, max_size=30)
 
@@ -78,3 +80,32 @@ def test_equal_counts_are_numpys_row_comparisons(seed: int, width: int, threads:
     left, right = rng.integers(0, 50, 3_000), rng.integers(0, 50, 3_000)
     expected = (rows[left] == rows[right]).sum(axis=1)
     assert equal_counts(rows, left, right, threads).tolist() == expected.tolist()
+
+
+def _unnamed_by_row_operations(words, own_places, mentions, left, right) -> np.ndarray:
+    """The replaced form of `words_other_ad_leaves_unnamed`: the sets' row operations."""
+    places = union_rows(*own_places)
+    own = difference_rows(words, places)
+    named = union_rows(own, mentions)
+    left_unnamed = own.sizes[left] - intersection_sizes(own, left, right, other=named)
+    right_unnamed = own.sizes[right] - intersection_sizes(own, right, left, other=named)
+    out = np.maximum(left_unnamed, right_unnamed).astype(float)
+    out[(own.sizes[left] == 0) | (own.sizes[right] == 0)] = np.nan
+    return out
+
+
+_small_sets = st.lists(st.sets(st.integers(0, 12), max_size=6), min_size=30, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    words=_small_sets, places=_small_sets, areas=_small_sets, mentions=_small_sets,
+    pair_seed=st.integers(0, 2**32 - 1), pairs=st.sampled_from([20, 3_000]),
+)  # fmt: skip
+def test_words_left_unnamed_are_those_of_the_row_operations(words, places, areas, mentions, pair_seed, pairs):
+    rng = np.random.default_rng(pair_seed)
+    left, right = rng.integers(0, 30, pairs), rng.integers(0, 30, pairs)
+    sets = [ShingleSets.from_lists([sorted(s) for s in rows]) for rows in (words, places, areas, mentions)]
+    got = words_other_ad_leaves_unnamed(sets[0], (sets[1], sets[2]), sets[3], left, right)
+    expected = _unnamed_by_row_operations(sets[0], (sets[1], sets[2]), sets[3], left, right)
+    np.testing.assert_array_equal(got, expected)
