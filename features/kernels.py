@@ -109,28 +109,11 @@ def equal_counts(rows: np.ndarray, left: np.ndarray, right: np.ndarray, threads:
     return out
 
 
-@njit(cache=True, nogil=True)
-def _own_words_unnamed(wp, wv, pp, pv, ap, av, mp, mv, a, b) -> tuple[int, int]:
-    """(size of ad a's own words, how many of them ad b names neither among its own words nor in
-    its mentions); own words = words without the ad's place and area words."""
-    own, unnamed = 0, 0
-    for i in range(wp[a], wp[a + 1]):
-        x = wv[i]
-        if _in_row(pv, pp[a], pp[a + 1], x) or _in_row(av, ap[a], ap[a + 1], x):
-            continue
-        own += 1
-        own_in_b = _in_row(wv, wp[b], wp[b + 1], x) and not (
-            _in_row(pv, pp[b], pp[b + 1], x) or _in_row(av, ap[b], ap[b + 1], x)
-        )
-        if not (own_in_b or _in_row(mv, mp[b], mp[b + 1], x)):
-            unnamed += 1
-    return own, unnamed
-
-
 @njit(cache=True, nogil=True, inline="always")
-def _in_row(values: np.ndarray, start: int, stop: int, x: np.uint32) -> bool:
-    """Whether the sorted row values[start:stop] holds x (binary search)."""
-    low, high = start, stop
+def _in_row(indptr: np.ndarray, values: np.ndarray, row: int, x: np.uint32) -> bool:
+    """Whether the sorted row `row` of (indptr, values) holds x (binary search)."""
+    low, high = indptr[row], indptr[row + 1]
+    stop = high
     while low < high:
         middle = (low + high) // 2
         if values[middle] < x:
@@ -140,11 +123,31 @@ def _in_row(values: np.ndarray, start: int, stop: int, x: np.uint32) -> bool:
     return low < stop and values[low] == x
 
 
+@njit(cache=True, nogil=True)
+def _own_words_unnamed(sets: tuple, a: int, b: int) -> tuple[int, int]:
+    """(how many own words ad a has, how many of them ad b names neither among its own words nor
+    in its mentions); `sets` = (words, places, areas, mentions) indptr and values, one after the
+    other; own words = words without the ad's place and area words."""
+    w_ptr, w_val, p_ptr, p_val, a_ptr, a_val, m_ptr, m_val = sets
+    own, unnamed = 0, 0
+    for i in range(w_ptr[a], w_ptr[a + 1]):
+        x = w_val[i]
+        if _in_row(p_ptr, p_val, a, x) or _in_row(a_ptr, a_val, a, x):
+            continue
+        own += 1
+        own_in_b = _in_row(w_ptr, w_val, b, x) and not (
+            _in_row(p_ptr, p_val, b, x) or _in_row(a_ptr, a_val, b, x)
+        )
+        if not (own_in_b or _in_row(m_ptr, m_val, b, x)):
+            unnamed += 1
+    return own, unnamed
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _unnamed_pairs(wp, wv, pp, pv, ap, av, mp, mv, left, right, out) -> None:
+def _unnamed_pairs(sets: tuple, left: np.ndarray, right: np.ndarray, out: np.ndarray) -> None:
     for p in prange(left.shape[0]):
-        own_l, unnamed_l = _own_words_unnamed(wp, wv, pp, pv, ap, av, mp, mv, left[p], right[p])
-        own_r, unnamed_r = _own_words_unnamed(wp, wv, pp, pv, ap, av, mp, mv, right[p], left[p])
+        own_l, unnamed_l = _own_words_unnamed(sets, left[p], right[p])
+        own_r, unnamed_r = _own_words_unnamed(sets, right[p], left[p])
         out[p] = np.nan if own_l == 0 or own_r == 0 else float(max(unnamed_l, unnamed_r))
 
 
@@ -163,17 +166,13 @@ def own_words_unnamed(
     out = np.zeros(len(left))
     if len(left):
         set_kernel_threads(threads, len(left), 2_000)
-        arrays = [
-            np.ascontiguousarray(array, dtype=dtype)
-            for sets in (words, places, areas, mentions)
-            for array, dtype in zip(sets, (np.int64, np.uint32))
-        ]
-        _unnamed_pairs(
-            *arrays,
-            np.ascontiguousarray(left, dtype=np.int64),
-            np.ascontiguousarray(right, dtype=np.int64),
-            out,
+        sets = tuple(
+            np.ascontiguousarray(array, dtype=np.int64 if k == 0 else np.uint32)
+            for pair in (words, places, areas, mentions)
+            for k, array in enumerate(pair)
         )
+        left = np.ascontiguousarray(left, dtype=np.int64)
+        _unnamed_pairs(sets, left, np.ascontiguousarray(right, dtype=np.int64), out)
     return out
 
 
