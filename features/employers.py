@@ -92,13 +92,13 @@ def _acronym_pairs(companies: pd.Series, left: np.ndarray, right: np.ndarray) ->
     names = companies.astype(object).to_numpy()
     if len(left) <= FEW_VALUES:
         return np.array([_is_acronym(str(names[a]), str(names[b])) for a, b in zip(left, right)], dtype=bool)
-    frame = pd.DataFrame({"a": names[left], "b": names[right]})
-    distinct = frame.drop_duplicates()
-    a, b = distinct["a"].to_numpy(), distinct["b"].to_numpy()
+    codes, uniques = pd.factorize(names, use_na_sentinel=False)
+    width = max(len(uniques), 1)
+    distinct, pair_of = np.unique(codes[left].astype(np.int64) * width + codes[right], return_inverse=True)
+    a, b = uniques[distinct // width], uniques[distinct % width]
     verdict = _may_be_acronyms(a, b)
     verdict[verdict] = [_is_acronym(str(x), str(y)) for x, y in zip(a[verdict], b[verdict])]
-    found = pd.Series(verdict, index=pd.MultiIndex.from_frame(distinct), dtype=bool)
-    return found.reindex(pd.MultiIndex.from_frame(frame)).to_numpy(dtype=bool)
+    return verdict[pair_of]
 
 
 def employer_conflict(

@@ -1,6 +1,7 @@
-"""The score step's vectorised pair kernels give what the plain per-pair code gives (issue #52):
-set intersections of sorted rows, string similarities scored once per distinct pair of values, and
-the agreement of two rows (MinHash signatures), the words one ad leaves unnamed."""
+"""The score step's faster pair kernels give what the code they replaced gives (issue #52): set
+intersections of sorted rows, string similarities and employers' initials checked once per
+distinct pair of values, the agreement of two rows (MinHash signatures), and the words one ad
+leaves unnamed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz
 from rapidfuzz.process import cpdist
 
+from jobdedup.features.employers import _acronym_pairs, _is_acronym, _may_be_acronyms
 from jobdedup.features.kernels import equal_counts, intersection_counts
 from jobdedup.features.mentions import words_other_ad_leaves_unnamed
 from jobdedup.features.pairs import _string_similarity
@@ -109,3 +111,34 @@ def test_words_left_unnamed_are_those_of_the_row_operations(words, places, areas
     got = words_other_ad_leaves_unnamed(sets[0], (sets[1], sets[2]), sets[3], left, right)
     expected = _unnamed_by_row_operations(sets[0], (sets[1], sets[2]), sets[3], left, right)
     np.testing.assert_array_equal(got, expected)
+
+
+def _acronyms_by_frames(companies: pd.Series, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The replaced form of `_acronym_pairs`' many-pairs path: distinct pairs by `drop_duplicates`,
+    looked up by a MultiIndex."""
+    names = companies.astype(object).to_numpy()
+    frame = pd.DataFrame({"a": names[left], "b": names[right]})
+    distinct = frame.drop_duplicates()
+    a, b = distinct["a"].to_numpy(), distinct["b"].to_numpy()
+    verdict = _may_be_acronyms(a, b)
+    verdict[verdict] = [_is_acronym(str(x), str(y)) for x, y in zip(a[verdict], b[verdict])]
+    found = pd.Series(verdict, index=pd.MultiIndex.from_frame(distinct), dtype=bool)
+    return found.reindex(pd.MultiIndex.from_frame(frame)).to_numpy(dtype=bool)
+
+
+_NAMES = st.sampled_from(
+    ["amd", "advanced micro devices", "nhs", "national health service", "nice", "ab",
+     "national institute for health and care excellence", "sap", "salt and pepper steakhouse",
+     "a", "x y", "hays", "hays specialist recruitment", "nhs trust"]
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.one_of(_NAMES, st.text(alphabet="abn s", max_size=12)), min_size=2, max_size=30),
+       pair_seed=st.integers(0, 2**32 - 1))  # fmt: skip
+def test_acronym_pairs_are_those_of_the_frames(names: list[str], pair_seed: int):
+    rng = np.random.default_rng(pair_seed)
+    left, right = rng.integers(0, len(names), 500), rng.integers(0, len(names), 500)
+    companies = pd.Series(names, dtype="string[pyarrow]")
+    expected = _acronyms_by_frames(companies, left, right)
+    assert _acronym_pairs(companies, left, right).tolist() == expected.tolist()
