@@ -1,4 +1,4 @@
-"""Compiled loops (numba) for the two set operations numpy cannot express without sorting everything.
+"""Compiled loops (numba) for set and row operations numpy cannot express without sorting everything.
 
 - `window_shingles`: per document, the sorted unique hashes of its k-word windows.
 - `intersection_counts`: size of the intersection of two sorted rows, for many pairs, in parallel.
