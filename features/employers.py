@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from rapidfuzz import fuzz
 
-from jobdedup.features.normalize import FEW_VALUES
+from jobdedup.features.normalize import FEW_VALUES, distinct_pairs
 
 SIMILAR_NAMES = 0.9
 """Token-set ratio (0..1) from which two normalised names are one employer written two ways."""
@@ -93,9 +93,8 @@ def _acronym_pairs(companies: pd.Series, left: np.ndarray, right: np.ndarray) ->
     if len(left) <= FEW_VALUES:
         return np.array([_is_acronym(str(names[a]), str(names[b])) for a, b in zip(left, right)], dtype=bool)
     codes, uniques = pd.factorize(names, use_na_sentinel=False)
-    width = max(len(uniques), 1)
-    distinct, pair_of = np.unique(codes[left].astype(np.int64) * width + codes[right], return_inverse=True)
-    a, b = uniques[distinct // width], uniques[distinct % width]
+    firsts, seconds, pair_of = distinct_pairs(codes[left], codes[right], len(uniques))
+    a, b = uniques[firsts], uniques[seconds]
     verdict = _may_be_acronyms(a, b)
     verdict[verdict] = [_is_acronym(str(x), str(y)) for x, y in zip(a[verdict], b[verdict])]
     return verdict[pair_of]

@@ -27,7 +27,7 @@ from jobdedup.features.mentions import (
     named_in_other_text,
     words_other_ad_leaves_unnamed,
 )
-from jobdedup.features.normalize import FEW_VALUES, distinct
+from jobdedup.features.normalize import FEW_VALUES, distinct, distinct_pairs
 from jobdedup.features.salaries import salary_bands_disjoint
 from jobdedup.features.shingle_sets import (
     ShingleSets,
@@ -169,14 +169,8 @@ def _string_similarity(
     both = np.flatnonzero((codes[left] >= 0) & (codes[right] >= 0))
     out = np.full(len(left), np.nan)
     if len(both):
-        value_pairs = codes[left[both]].astype(np.int64) * len(strings) + codes[right[both]]
-        distinct_pairs, pair_of = np.unique(value_pairs, return_inverse=True)
-        scores = cpdist(
-            strings[distinct_pairs // len(strings)],
-            strings[distinct_pairs % len(strings)],
-            scorer=scorer,
-            workers=threads,
-        )
+        firsts, seconds, pair_of = distinct_pairs(codes[left[both]], codes[right[both]], len(strings))
+        scores = cpdist(strings[firsts], strings[seconds], scorer=scorer, workers=threads)
         out[both] = (np.asarray(scores, dtype=float) / 100.0)[pair_of]
     return out
 

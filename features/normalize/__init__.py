@@ -47,6 +47,7 @@ from jobdedup.features.normalize.titles import TITLE_WORDS_ADDED, normalize_titl
 from jobdedup.features.normalize.unique import (
     FEW_VALUES,
     distinct,
+    distinct_pairs,
     map_values,
     na_array,
     plain_values,
@@ -63,6 +64,7 @@ __all__ = [
     "TITLE_WORDS_ADDED",
     "ad_regions",
     "distinct",
+    "distinct_pairs",
     "district_town",
     "extract_contacts",
     "extract_domains",

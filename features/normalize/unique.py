@@ -52,6 +52,22 @@ def distinct(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.fromiter(seen, dtype=object, count=len(seen))
 
 
+def distinct_pairs(
+    first: np.ndarray, second: np.ndarray, width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (first[p], second[p]) of codes in 0..width-1, as (firsts, seconds, pair_of):
+    pair p is (firsts[pair_of[p]], seconds[pair_of[p]]); what a pair of values gives is then
+    computed once per distinct pair.
+
+    Example:
+        >>> [a.tolist() for a in distinct_pairs(np.array([1, 0, 1]), np.array([2, 2, 2]), 3)]
+        [[0, 1], [2, 2], [1, 0, 1]]
+    """
+    width = max(width, 1)
+    keys, pair_of = np.unique(first.astype(np.int64) * width + second, return_inverse=True)
+    return keys // width, keys % width, pair_of
+
+
 def plain_values(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, list[str | None]]:
     """The values of `frame`'s `columns` as Python strings, None where missing (what `map_values`
     takes), for up to `FEW_VALUES` rows: one conversion of the frame (a column's costs ~25 µs).
