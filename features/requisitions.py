@@ -26,8 +26,9 @@ import pandas as pd
 from jobdedup.features.normalize import FEW_VALUES
 
 # A label, then an id holding at least three digits: "Req ID: 12903", "Vacancy number\n15601".
+_LABELS = r"req(?:uisition)?|job|position|vacancy|vacature|stellen|referenz|ref(?:erence)?|kennziffer"
 _LABELLED_RE = re.compile(
-    r"\b(?:req(?:uisition)?|job|position|vacancy|vacature|stellen|referenz|ref(?:erence)?|kennziffer)"
+    rf"\b(?:{_LABELS})"
     r"\.?[ \t]*(?:id|no|nr|number|nummer|code|num|#)?\.?[ \t]*[:#.\-]?\s*"
     r"([a-z]{0,4}[-_]?\d(?:[\w\-/]|\.(?=\w)){2,19})(?![\w%])",
     re.I,
@@ -110,9 +111,10 @@ def _found(text: object, patterns: tuple[re.Pattern[str], ...], clean: bool) -> 
     return {m.group(1) for pattern in patterns for m in _matches(pattern, text) if not _rand_amount(text, m)}
 
 
-# The words `_LABELLED_RE` starts with, and the characters that `re.IGNORECASE` equates with a
-# letter of them but `str.lower` does not (or lengthens: "İ" lowers to two characters).
-_LABEL_STARTS = ("req", "job", "position", "vacancy", "vacature", "stellen", "referenz", "ref", "kennziffer")
+# The literal start of each of `_LABELLED_RE`'s labels (its letters before any group), and the
+# characters that `re.IGNORECASE` equates with a letter of them but `str.lower` does not (or
+# lengthens: "İ" lowers to two characters).
+_LABEL_STARTS = tuple(sorted({label.split("(")[0] for label in _LABELS.split("|")}))
 _CASE_ODDITIES = re.compile("[ſıİ]")
 
 
