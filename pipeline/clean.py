@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from selectolax.lexbor import LexborHTMLParser
 
 from jobdedup.features.normalize import FEW_VALUES
+from jobdedup.features.word_starts import finditer_at_words
 
 # Elements whose start and end are line breaks (the blocks boilerplate detection works on), and
 # elements dropped with their content.
@@ -42,13 +43,34 @@ LONG_LINE_CHARS = 300
 # "Ähnliche Jobs", "See this and similar jobs on LinkedIn"), naming their titles and employers:
 # page chrome that makes unrelated ads share text. Everything from such a heading on is cut when
 # it starts in the last 70 % of the text (a heading at the top is more likely the ad's own).
-_WIDGET_HEADING = re.compile(
-    r"\bweitere\s[^.!?\n]{0,80}?\bjobs\s+in\b|\balle\s+\d[\d.]*\s+jobs\s+anzeigen|\bähnliche\s+(?:jobs|stellen(?:angebote)?)\b"
-    r"|\bsee\s+this\s+and\s+similar\s+jobs\b|^[^\S\n]*similar\s+jobs[^\S\n]*:?[^\S\n]*$|\bpeople\s+also\s+viewed\b"
-    r"|\bjobs\s+you\s+may\s+(?:be\s+interested\s+in|like)\b|\bvergelijkbare\s+vacatures\b"
-    r"|\boffres\s+(?:d'emploi\s+)?similaires\b",
-    re.IGNORECASE | re.MULTILINE,
+_WIDGET_HEADINGS = (
+    r"\bweitere\s[^.!?\n]{0,80}?\bjobs\s+in\b",
+    r"\balle\s+\d[\d.]*\s+jobs\s+anzeigen",
+    r"\bähnliche\s+(?:jobs|stellen(?:angebote)?)\b",
+    r"\bsee\s+this\s+and\s+similar\s+jobs\b",
+    r"^[^\S\n]*similar\s+jobs[^\S\n]*:?[^\S\n]*$",
+    r"\bpeople\s+also\s+viewed\b",
+    r"\bjobs\s+you\s+may\s+(?:be\s+interested\s+in|like)\b",
+    r"\bvergelijkbare\s+vacatures\b",
+    r"\boffres\s+(?:d'emploi\s+)?similaires\b",
 )
+_WIDGET_HEADING = re.compile("|".join(_WIDGET_HEADINGS), re.IGNORECASE | re.MULTILINE)
+_AFTER_WORD_BOUNDARY, _AFTER_LINE_SPACES = r"\b", r"^[^\S\n]*"
+
+
+def _opening_words(opening: str) -> tuple[str, ...]:
+    """The first word of each heading that opens with `opening`: where its matches start."""
+    return tuple(
+        re.match(r"[^\W\d_]+", heading[len(opening) :]).group()  # type: ignore[union-attr]
+        for heading in _WIDGET_HEADINGS
+        if heading.startswith(opening)
+    )
+
+
+# Where a heading can start (`features.word_starts`): at one of these words, or at the start of a
+# line these words open.
+_WIDGET_WORDS = _opening_words(_AFTER_WORD_BOUNDARY)
+_WIDGET_LINE_WORDS = _opening_words(_AFTER_LINE_SPACES)
 # Lower-case words one of which every heading holds: most texts hold none and are not searched.
 _WIDGET_CUES = (
     "weitere ",
@@ -147,7 +169,7 @@ def cut_listing_widgets(text: str) -> str:
     lowered = text.lower()
     if not any(cue in lowered for cue in _WIDGET_CUES):
         return text
-    for heading in _WIDGET_HEADING.finditer(text):
+    for heading in finditer_at_words(_WIDGET_HEADING, text, _WIDGET_WORDS, _WIDGET_LINE_WORDS):
         if heading.start() >= WIDGET_MIN_START * len(text):
             return text[: heading.start()]
     return text
