@@ -83,14 +83,9 @@ _WIDGET_CUES = (
     "similaires",
 )
 WIDGET_MIN_START = 0.3
-# The words of each `_WIDGET_HEADING` alternative in order: a text that holds none of these
-# sequences, with anything between the words, holds no heading (`may_hold_widget_heading`).
-_WIDGET_HEADING_WORDS = (
-    "weitere jobs in", "alle jobs anzeigen", "ähnliche jobs", "ähnliche stellen", "similar jobs",
-    "people also viewed", "jobs you may be interested in", "jobs you may like", "vergelijkbare vacatures",
-    "offres similaires",
-)  # fmt: skip
-_WIDGET_HINT_WORDS = ("jobs", "ähnliche", "viewed", "vacatures", "similaires")  # each sequence holds one
+# Words one of which every `_WIDGET_HEADINGS` alternative holds: a text that holds none, in any
+# case, holds no heading (`may_hold_widget_heading`).
+_WIDGET_HINT_WORDS = ("jobs", "ähnliche", "viewed", "vacatures", "similaires")
 _SURROGATE_UTF8 = re.compile(rb"\xed[\xa0-\xbf]")  # a UTF-16 surrogate, encoded with "surrogatepass"
 
 
@@ -187,29 +182,24 @@ def _nfkc(text: str) -> str:
 
 
 @cache
-def _widget_patterns_re2() -> tuple[str, str]:
-    """RE2 patterns (for pyarrow) of `_WIDGET_HINT_WORDS` and of `_WIDGET_HEADING_WORDS`, each
-    letter a class of every code point that Python's case-insensitive `re` matches to it ("s" also
-    matches "ſ", "k" the Kelvin sign): no text in which `_WIDGET_HEADING` matches is missed (~0.2 s
-    once: one search per letter over all code points)."""
+def _widget_hints_re2() -> str:
+    """An RE2 pattern (for pyarrow) of `_WIDGET_HINT_WORDS`, each letter a class of every code
+    point that Python's case-insensitive `re` matches to it ("s" also matches "ſ"): no text in
+    which `_WIDGET_HEADING` matches is missed (~0.2 s once: one search per letter over all code
+    points)."""
     every_code_point = "".join(map(chr, range(0x110000)))
-    letters = sorted(set("".join(_WIDGET_HEADING_WORDS)) - {" "})
     classes = {}
-    for letter in letters:
+    for letter in sorted(set("".join(_WIDGET_HINT_WORDS))):
         same = (m.group() for m in re.finditer(re.escape(letter), every_code_point, re.IGNORECASE))
         classes[letter] = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in same) + "]"
-
-    def words(text: str) -> list[str]:
-        return ["".join(classes[c] for c in word) for word in text.split()]
-
-    hints = "|".join(words(" ".join(_WIDGET_HINT_WORDS)))
-    return hints, "(?s)" + "|".join(".+".join(words(sequence)) for sequence in _WIDGET_HEADING_WORDS)
+    return "|".join("".join(classes[c] for c in word) for word in _WIDGET_HINT_WORDS)
 
 
 def may_hold_widget_heading(encoded: Sequence[bytes]) -> np.ndarray:
-    """Per UTF-8 text, whether `_WIDGET_HEADING` may match in it: RE2 (pyarrow) over all texts at
-    once, a search for the hint words first and for the headings' word sequences in the few texts
-    holding one; a text with lone surrogates (not valid UTF-8) is always True.
+    """Per UTF-8 text, whether `_WIDGET_HEADING` may match in it: whether it holds a hint word,
+    searched by RE2 (pyarrow) over all texts at once; a text with lone surrogates (not valid
+    UTF-8) is always True. (A second search, for each heading's words in order, cost more than
+    it saved: RE2 builds its automaton of that pattern anew at every call, ~3 ms.)
 
     Example:
         >>> may_hold_widget_heading([b"Alle 9 Jobs anzeigen", b"Wir suchen Sie"]).tolist()
@@ -220,10 +210,7 @@ def may_hold_widget_heading(encoded: Sequence[bytes]) -> np.ndarray:
     texts = pa.LargeStringArray.from_buffers(
         len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))
     )
-    hints, sequences = _widget_patterns_re2()
-    found = pc.match_substring_regex(texts, hints).to_numpy(zero_copy_only=False)
-    hinted = np.flatnonzero(found)
-    found[hinted] = pc.match_substring_regex(texts.take(hinted), sequences).to_numpy(zero_copy_only=False)
+    found = pc.match_substring_regex(texts, _widget_hints_re2()).to_numpy(zero_copy_only=False)
     for row, utf8 in enumerate(encoded):
         if b"\xed" in utf8 and _SURROGATE_UTF8.search(utf8):
             found[row] = True
@@ -243,11 +230,11 @@ def text_for_kernel(text: str) -> str:
 
 def kernel_texts_utf8(texts: Sequence[str]) -> list[bytes]:
     """`text_for_kernel` of each text, UTF-8 encoded ("surrogatepass"), for many texts at once:
-    the widget cut runs only on the texts `may_hold_widget_heading` finds (a few %)."""
+    the widget cut runs only on the texts `may_hold_widget_heading` finds (~2-13 %)."""
     stripped = [_stripped(text) for text in texts]
     encoded = [text.encode("utf-8", "surrogatepass") for text in stripped]
     # (`cut_listing_widgets` looks for its cue words first: for a few texts that costs less than
-    # compiling the pre-check's RE2 patterns, ~80 µs.)
+    # compiling the pre-check's RE2 pattern, ~80 µs.)
     may_cuts = may_hold_widget_heading(encoded) if len(texts) > FEW_VALUES else np.ones(len(texts), bool)
     result = []
     for text, utf8, may_cut in zip(stripped, encoded, may_cuts):

@@ -21,7 +21,7 @@ from jobdedup.features.shingle_sets import ShingleSets, sorted_member, sorted_un
 from jobdedup.pipeline.boilerplate import merge_block_sets
 from jobdedup.pipeline.clean import (
     _WIDGET_HEADING,
-    _WIDGET_HEADING_WORDS,
+    _WIDGET_HEADINGS,
     _WIDGET_HINT_WORDS,
     kernel_texts_utf8,
     may_hold_widget_heading,
@@ -193,12 +193,12 @@ def test_kernel_texts_are_those_of_text_for_kernel(bundled_ads: pd.DataFrame):
     texts = bundled_ads["description"].fillna("").tolist()
     assert kernel_texts_utf8(texts) == _reference_kernel_texts(texts)
     flagged = may_hold_widget_heading([t.encode("utf-8", "surrogatepass") for t in texts])
-    assert 0 < flagged.sum() < len(texts) / 10
+    assert 0 < flagged.sum() < len(texts) / 5  # (15 % of the bundled ads hold a hint word)
 
 
-def test_every_heading_word_sequence_holds_a_hint_word():
-    for sequence in _WIDGET_HEADING_WORDS:
-        assert set(sequence.split()) & set(_WIDGET_HINT_WORDS), sequence
+def test_every_heading_holds_a_hint_word():
+    for heading in _WIDGET_HEADINGS:
+        assert any(word in heading for word in _WIDGET_HINT_WORDS), heading
 
 
 @pytest.mark.parametrize(
