@@ -23,6 +23,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from jobdedup.features.normalize import FEW_VALUES
 from jobdedup.features.word_starts import finditer_at_words
+from jobdedup.pipeline.code_points import cased_code_points, every_code_point
 
 # Elements whose start and end are line breaks (the blocks boilerplate detection works on), and
 # elements dropped with their content.
@@ -185,12 +186,12 @@ def _nfkc(text: str) -> str:
 def _widget_hints_re2() -> str:
     """An RE2 pattern (for pyarrow) of `_WIDGET_HINT_WORDS`, each letter a class of every code
     point that Python's case-insensitive `re` matches to it ("s" also matches "ſ"): no text in
-    which `_WIDGET_HEADING` matches is missed (~0.2 s once: one search per letter over all code
-    points)."""
-    every_code_point = "".join(map(chr, range(0x110000)))
+    which `_WIDGET_HEADING` matches is missed (one search per letter over the cased code points,
+    `pipeline.code_points`)."""
+    cased = cased_code_points(every_code_point())
     classes = {}
     for letter in sorted(set("".join(_WIDGET_HINT_WORDS))):
-        same = (m.group() for m in re.finditer(re.escape(letter), every_code_point, re.IGNORECASE))
+        same = sorted({letter, *(m.group() for m in re.finditer(re.escape(letter), cased, re.IGNORECASE))})
         classes[letter] = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in same) + "]"
     return "|".join("".join(classes[c] for c in word) for word in _WIDGET_HINT_WORDS)
 

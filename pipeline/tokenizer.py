@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from jobdedup.features.kernels import set_kernel_threads
+from jobdedup.pipeline.code_points import CODE_POINTS, code_points_changed_by_casefold, every_code_point
 
 _INVISIBLE = (
     "\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -57,9 +58,9 @@ class CodePointTables:
 
 @cache
 def code_point_tables() -> CodePointTables:
-    """Tables for every code point, from Python's `re` classes and `str.casefold` (~0.3 s, once)."""
-    n = 0x110000
-    everything = "".join(map(chr, range(n)))
+    """Tables for every code point, from Python's `re` classes and `str.casefold` (~0.1 s, once)."""
+    n = CODE_POINTS
+    everything = every_code_point()
     flags = np.zeros(n, dtype=np.uint8)
     for pattern, bit in ((r"\w", IS_WORD), (r"\d", IS_DIGIT), (r"\s", IS_SPACE)):
         positions = [m.start() for m in re.finditer(pattern, everything)]
@@ -68,8 +69,7 @@ def code_point_tables() -> CodePointTables:
     flags[[ord(c) for c in _SENTENCE_END_CHARS]] |= IS_SENTENCE_END
     fold = np.arange(n, dtype=np.int32)
     multi: list[list[int]] = []
-    changed = [i for i, c in enumerate(everything) if c.casefold() != c]
-    for code in changed:
+    for code in code_points_changed_by_casefold(everything):
         folded = chr(code).casefold()
         if len(folded) == 1:
             fold[code] = ord(folded)
