@@ -10,6 +10,7 @@ import pytest
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from jobdedup.features.employers import same_employer_names
 from jobdedup.pipeline import employer_guard as guard
 from jobdedup.pipeline.employer_guard import EmployerSplit, split_mixed_employers
 
@@ -89,3 +90,52 @@ def test_same_splits_as_looking_up_every_group_over_all_pairs(monkeypatch):
         assert new_splits == old_splits
         split += len(old_splits) > 0
     assert split > 30  # the cases exercise the split
+
+
+def _reference_employers_of(names: list[str], links: list[tuple[str, str]]) -> dict[str, int]:
+    """`_employers_of` before it ran in plain Python (issue #52): numpy and scipy's components."""
+    n = len(names)
+    same = [(a, b) for a in range(n) for b in range(a + 1, n) if same_employer_names(names[a], names[b])]
+    employer = _scipy_components(n, same)
+    if employer.max(initial=0) == 0:
+        return dict.fromkeys(names, 0)
+    index = {name: k for k, name in enumerate(names)}
+    units = int(employer.max()) + 1
+    linked = {
+        (min(ea, eb), max(ea, eb)) for ea, eb in ((employer[index[a]], employer[index[b]]) for a, b in links)
+    }
+    linked = {pair for pair in linked if pair[0] != pair[1]}
+    component = _scipy_components(units, sorted(linked))
+    merged = np.arange(units)
+    for c in np.unique(component):
+        unit_list = np.flatnonzero(component == c)
+        k = len(unit_list)
+        if k > 1 and sum(1 for pair in linked if component[pair[0]] == c) == k * (k - 1) // 2:
+            merged[unit_list] = unit_list[0]
+    return {name: int(merged[employer[k]]) for k, name in enumerate(names)}
+
+
+_MORE_NAMES = [
+    "nimbus", "nimbus it", "amd", "advanced micro devices", "capgemini", "capgemini uk", "randstad",
+    "randstad nederland", "merkur", "hays", "robert half", "rh", "teksystems", "apex systems", "acme",
+]  # fmt: skip
+
+
+def test_employers_of_names_are_those_of_numpy_and_scipy():
+    rng = np.random.default_rng(52)
+    joined = 0
+    for _ in range(400):
+        names = sorted(set(rng.choice(_MORE_NAMES, int(rng.integers(1, 9)))))
+        links = [tuple(rng.choice(names, 2)) for _ in range(int(rng.integers(0, 6)))]
+        expected = _reference_employers_of(names, links)
+        assert guard._employers_of(names, links) == expected
+        joined += len(set(expected.values())) < len(names) and len(set(expected.values())) > 1
+    assert joined > 20  # cases where some names join and others stay apart
+
+
+def test_small_components_are_scipys():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(1, 12))
+        pairs = [(int(a), int(b)) for a, b in rng.integers(0, n, (int(rng.integers(0, 2 * n)), 2))]
+        assert guard._small_components(n, pairs) == _scipy_components(n, pairs).tolist()
