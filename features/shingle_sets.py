@@ -136,38 +136,6 @@ def sorted_union(first: np.ndarray, *others: np.ndarray) -> np.ndarray:
     return np.insert(big, np.searchsorted(big, extra), extra)
 
 
-def union_rows(first: ShingleSets, second: ShingleSets) -> ShingleSets:
-    """Row i = first's row i ∪ second's row i, for 32-bit sets with the same rows.
-
-    Example:
-        >>> union_rows(ShingleSets.from_lists([[1, 5], []]), ShingleSets.from_lists([[5, 7], [2]])).row(0).tolist()
-        [1, 5, 7]
-    """
-    rows = np.concatenate([_row_numbers(first), _row_numbers(second)])
-    return sets_of_rows(rows, np.concatenate([first.values, second.values]), len(first))
-
-
-def difference_rows(first: ShingleSets, second: ShingleSets) -> ShingleSets:
-    """Row i = first's row i without second's row i, for 32-bit sets with the same rows.
-
-    Example:
-        >>> difference_rows(ShingleSets.from_lists([[1, 5], [2]]), ShingleSets.from_lists([[5, 7], []])).row(0).tolist()
-        [1]
-    """
-    keep = ~sorted_member(_row_codes(first), _row_codes(second))
-    return sets_of_rows(_row_numbers(first)[keep], first.values[keep], len(first))
-
-
-def _row_codes(sets: ShingleSets) -> np.ndarray:
-    """Each value of `sets` with its row in the high 32 bits: sorted, as the rows are."""
-    return (_row_numbers(sets).astype(np.uint64) << np.uint64(32)) | sets.values.astype(np.uint64)
-
-
-def _row_numbers(sets: ShingleSets) -> np.ndarray:
-    """The row of each value of `sets`."""
-    return np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes)
-
-
 def ads_of_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The sorted distinct ads these pairs name, and the pairs numbered in them (so that per-ad work
     costs what the pairs need: the grouping step scores a few pairs of a million ads)."""

@@ -16,7 +16,7 @@ from jobdedup.features.employers import _acronym_pairs, _is_acronym, _may_be_acr
 from jobdedup.features.kernels import equal_counts, intersection_counts
 from jobdedup.features.mentions import words_other_ad_leaves_unnamed
 from jobdedup.features.pairs import _string_similarity
-from jobdedup.features.shingle_sets import ShingleSets, difference_rows, intersection_sizes, union_rows
+from jobdedup.features.shingle_sets import ShingleSets, intersection_sizes, sets_of_rows, sorted_member
 
 _sets = st.lists(st.sets(st.integers(0, 60), max_size=40), min_size=1, max_size=30)
 
@@ -82,6 +82,26 @@ def test_equal_counts_are_numpys_row_comparisons(seed: int, width: int, threads:
     left, right = rng.integers(0, 50, 3_000), rng.integers(0, 50, 3_000)
     expected = (rows[left] == rows[right]).sum(axis=1)
     assert equal_counts(rows, left, right, threads).tolist() == expected.tolist()
+
+
+def _row_numbers(sets: ShingleSets) -> np.ndarray:
+    return np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes)
+
+
+def union_rows(first: ShingleSets, second: ShingleSets) -> ShingleSets:
+    """Row i = first's row i ∪ second's row i (the replaced form's row operation)."""
+    rows = np.concatenate([_row_numbers(first), _row_numbers(second)])
+    return sets_of_rows(rows, np.concatenate([first.values, second.values]), len(first))
+
+
+def difference_rows(first: ShingleSets, second: ShingleSets) -> ShingleSets:
+    """Row i = first's row i without second's row i (the replaced form's row operation)."""
+
+    def row_codes(sets: ShingleSets) -> np.ndarray:
+        return (_row_numbers(sets).astype(np.uint64) << np.uint64(32)) | sets.values.astype(np.uint64)
+
+    keep = ~sorted_member(row_codes(first), row_codes(second))
+    return sets_of_rows(_row_numbers(first)[keep], first.values[keep], len(first))
 
 
 def _unnamed_by_row_operations(words, own_places, mentions, left, right) -> np.ndarray:
