@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from jobdedup.features.kernels import set_kernel_threads
-from jobdedup.pipeline.code_points import CODE_POINTS, code_points_changed_by_casefold, every_code_point
+from jobdedup.pipeline.code_points import CODE_POINTS, changed_positions, every_code_point
 
 _INVISIBLE = (
     "\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -69,7 +69,7 @@ def code_point_tables() -> CodePointTables:
     flags[[ord(c) for c in _SENTENCE_END_CHARS]] |= IS_SENTENCE_END
     fold = np.arange(n, dtype=np.int32)
     multi: list[list[int]] = []
-    for code in code_points_changed_by_casefold(everything):
+    for code in changed_positions(everything, str.casefold):
         folded = chr(code).casefold()
         if len(folded) == 1:
             fold[code] = ord(folded)

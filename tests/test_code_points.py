@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import string
 
-from jobdedup.pipeline.code_points import cased_code_points, code_points_changed_by_casefold, every_code_point
+from jobdedup.pipeline.code_points import cased_code_points, changed_positions, every_code_point
 
 
 def test_every_code_point_is_the_joined_chr_of_each():
@@ -15,8 +15,8 @@ def test_every_code_point_is_the_joined_chr_of_each():
 def test_casefold_changes_are_found_as_one_by_one():
     everything = every_code_point()
     expected = [i for i, c in enumerate(everything) if c.casefold() != c]
-    assert code_points_changed_by_casefold(everything) == expected
-    assert code_points_changed_by_casefold(everything, chunk=7) == expected
+    assert changed_positions(everything, str.casefold) == expected
+    assert changed_positions(everything, str.casefold, chunk=7) == expected
 
 
 def test_re_ignorecase_equates_a_letter_only_with_cased_code_points():
